@@ -1,0 +1,1 @@
+"""Builds and publishes the MirageBench Hugging Face dataset repository."""

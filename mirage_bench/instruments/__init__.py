@@ -1,0 +1,1 @@
+"""The Probe / Task / Judge / Accum instruments and persona generation."""

@@ -1,0 +1,1 @@
+"""Over-inference, self-monitoring, accumulation, judge-agreement and reward-accuracy statistics."""

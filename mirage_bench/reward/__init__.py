@@ -1,0 +1,1 @@
+"""The memory-aware reward model (second seed paper)."""

@@ -1,0 +1,1 @@
+"""The MirageBench leaderboard Space (Gradio UI only; reads through mirage_bench)."""

@@ -1,0 +1,1 @@
+"""The leaderboard request/result store (local files by default)."""
