@@ -43,6 +43,8 @@ class Completion(BaseModel):
     response_id: str | None = None
     #: The exact model snapshot that answered, when the provider reports it.
     model: str | None = None
+    #: True when a smoke-test model (e.g. the embedded ``local`` base model) produced this text.
+    smoke_test: bool = False
 
 
 class BackendError(Exception):
@@ -61,6 +63,20 @@ class RateLimitError(BackendError):
 
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message, retryable=True, retry_after=retry_after, status_code=429)
+
+
+class BackendTimeoutError(BackendError):
+    """The provider or the transport timed out: retryable."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
+
+
+class BackendConnectionError(BackendError):
+    """The server could not be reached or dropped the connection: retryable."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
 
 
 @runtime_checkable

@@ -1,0 +1,114 @@
+"""Helpers shared by the backends: message hashing, HTTP error mapping, transcript formatting."""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+
+from mirage_bench.backends.base import BackendError, RateLimitError
+from mirage_bench.types import Message
+
+
+def messages_payload(messages: Sequence[Message]) -> list[dict[str, str]]:
+    """Messages as plain ``{"role", "content"}`` dicts (the OpenAI wire shape).
+
+    >>> messages_payload([Message(role="user", content="hi")])
+    [{'role': 'user', 'content': 'hi'}]
+    """
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+def message_hash(messages: Sequence[Message]) -> str:
+    """A stable sha256 of the messages (role and content only), used to key recordings.
+
+    >>> message_hash([Message(role="user", content="hi")])[:12]
+    'b03d228fdf33'
+    """
+    blob = json.dumps(messages_payload(messages), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` headers (delta-seconds or HTTP date).
+
+    >>> parse_retry_after({"retry-after": "2"})
+    2.0
+    >>> parse_retry_after({"retry-after-ms": "250"})
+    0.25
+    >>> parse_retry_after({}) is None
+    True
+    """
+    if not headers:
+        return None
+    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+    raw_ms = lowered.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def error_from_status(
+    status_code: int, message: str, headers: Mapping[str, str] | None = None
+) -> BackendError:
+    """Map an HTTP status to the package's error types: 429 rate limit, 408/409/5xx retryable, other 4xx not.
+
+    >>> type(error_from_status(429, "slow down", {"retry-after": "1"})).__name__
+    'RateLimitError'
+    >>> error_from_status(503, "down").retryable, error_from_status(400, "bad").retryable
+    (True, False)
+    """
+    retry_after = parse_retry_after(headers)
+    if status_code == 429:
+        return RateLimitError(message, retry_after=retry_after)
+    retryable = status_code >= 500 or status_code in (408, 409)
+    return BackendError(message, retryable=retryable, retry_after=retry_after, status_code=status_code)
+
+
+def plain_transcript(messages: Sequence[Message]) -> str:
+    """Format chat messages as a plain-text transcript ending in an open assistant turn.
+
+    Used for base models without a chat template (such as the embedded ``local`` model).
+
+    >>> print(plain_transcript([Message(role="system", content="Be brief."),
+    ...                         Message(role="user", content="Hi")]))
+    System: Be brief.
+    <BLANKLINE>
+    User: Hi
+    <BLANKLINE>
+    Assistant:
+    """
+    names = {"system": "System", "user": "User", "assistant": "Assistant"}
+    parts = [f"{names[m.role]}: {m.content}" for m in messages]
+    parts.append("Assistant:")
+    return "\n\n".join(parts)
+
+
+def truncate_at_stop(text: str, stop: Sequence[str] | None) -> tuple[str, bool]:
+    """Cut ``text`` at the first stop sequence; return (text, whether a stop matched).
+
+    >>> truncate_at_stop("abc\\nUser: x", ["\\nUser:"])
+    ('abc', True)
+    """
+    if not stop:
+        return text, False
+    cut = min((i for i in (text.find(s) for s in stop if s) if i >= 0), default=-1)
+    if cut < 0:
+        return text, False
+    return text[:cut], True

@@ -1,0 +1,147 @@
+"""``transformers:<path>``: local generation with a transformers causal LM on CPU.
+
+The model is loaded on the first call (in a worker thread, so the event loop keeps running) and
+shared by every backend built for the same weights. Generation also runs in a worker thread; one
+lock per model serializes calls, because a CPU model gains nothing from concurrent ``generate``
+calls and they would fight over the same cores.
+
+Prompting: the tokenizer's chat template when it has one; otherwise (base models such as the
+embedded ``local`` Gemma 3 270M) a plain ``System:/User:/Assistant:`` transcript, cut at the next
+``User:``/``System:`` turn the model starts to write. A JSON schema in the parameters is *not*
+enforced here (transformers has no constrained decoding built in): the caller's parser decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from mirage_bench.backends._common import plain_transcript, truncate_at_stop
+from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
+from mirage_bench.types import Message
+
+#: Turn markers that end a base model's answer in a plain transcript.
+TRANSCRIPT_STOPS: tuple[str, ...] = ("\nUser:", "\nSystem:", "\nAssistant:")
+
+_MODELS: dict[tuple[str, str | None], tuple[Any, Any]] = {}
+_LOCKS: dict[tuple[str, str | None], threading.Lock] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def _model_lock(key: tuple[str, str | None]) -> threading.Lock:
+    with _REGISTRY_LOCK:
+        return _LOCKS.setdefault(key, threading.Lock())
+
+
+class TransformersBackend:
+    """A CPU ``AutoModelForCausalLM`` + tokenizer (optionally from a ``.gguf`` file in ``path``)."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        gguf_file: str | None = None,
+        name: str | None = None,
+        snapshot: str | None = None,
+        model_id: str | None = None,
+        smoke_test: bool = False,
+        torch_threads: int | None = None,
+    ) -> None:
+        target = Path(path)
+        if gguf_file is None and target.suffix == ".gguf":
+            target, gguf_file = target.parent, target.name
+        if not target.exists():
+            raise FileNotFoundError(f"transformers model path {str(target)!r} does not exist")
+        if gguf_file is not None and not (target / gguf_file).is_file():
+            raise FileNotFoundError(f"GGUF file {gguf_file!r} not found in {str(target)!r}")
+        self.path = str(target)
+        self.gguf_file = gguf_file
+        self.name = name or f"transformers:{path}"
+        self.snapshot = snapshot or self._default_snapshot()
+        self.model_id = model_id or Path(path).name
+        self.smoke_test = smoke_test
+        self._torch_threads = torch_threads
+        self._key = (self.path, self.gguf_file)
+
+    def _default_snapshot(self) -> str:
+        """The commit hash of a hub snapshot folder when there is one, else the resolved path."""
+        parts = Path(self.path).resolve().parts
+        if "snapshots" in parts and parts.index("snapshots") + 1 < len(parts):
+            return parts[parts.index("snapshots") + 1]
+        return str(Path(self.path).resolve()) + (f"/{self.gguf_file}" if self.gguf_file else "")
+
+    def _load(self) -> tuple[Any, Any]:
+        """Load (once per process) the tokenizer and model; called with the model lock held."""
+        if self._key in _MODELS:
+            return _MODELS[self._key]
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the installed extras
+            raise ImportError(
+                "transformers backends need the 'local' extra: pip install 'mirage-bench[local]'"
+            ) from exc
+        if self._torch_threads:
+            torch.set_num_threads(self._torch_threads)
+        kwargs: dict[str, Any] = {"gguf_file": self.gguf_file} if self.gguf_file else {}
+        tokenizer = AutoTokenizer.from_pretrained(self.path, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **kwargs)
+        model.eval()
+        _MODELS[self._key] = (tokenizer, model)
+        return tokenizer, model
+
+    def _prompt(self, tokenizer: Any, messages: list[Message]) -> tuple[str, bool]:
+        """The prompt text and whether it is a chat-template rendering (else a plain transcript)."""
+        if getattr(tokenizer, "chat_template", None):
+            payload = [{"role": m.role, "content": m.content} for m in messages]
+            return tokenizer.apply_chat_template(payload, tokenize=False, add_generation_prompt=True), True
+        return plain_transcript(messages), False
+
+    def _generate_sync(self, messages: list[Message], params: GenerateParams) -> Completion:
+        import torch
+
+        with _model_lock(self._key):
+            tokenizer, model = self._load()
+            prompt, templated = self._prompt(tokenizer, messages)
+            inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=not templated)
+            stops = tuple(params.stop or ()) + (() if templated else TRANSCRIPT_STOPS)
+            options: dict[str, Any] = {"max_new_tokens": params.max_tokens,
+                                       "do_sample": params.temperature > 0}
+            if params.temperature > 0:
+                options["temperature"] = params.temperature
+                if params.top_p is not None:
+                    options["top_p"] = params.top_p
+                if params.seed is not None:
+                    torch.manual_seed(params.seed)
+            if stops:
+                options["stop_strings"] = list(stops)
+                options["tokenizer"] = tokenizer
+            if tokenizer.pad_token_id is None and tokenizer.eos_token_id is not None:
+                options["pad_token_id"] = tokenizer.eos_token_id
+            with torch.inference_mode():
+                output = model.generate(**inputs, **options)
+        new_tokens = output[0, inputs["input_ids"].shape[1]:]
+        raw = tokenizer.decode(new_tokens, skip_special_tokens=True)
+        text, stopped = truncate_at_stop(raw, stops)
+        n_new = int(new_tokens.shape[0])
+        finish = "stop" if stopped or n_new < params.max_tokens else "length"
+        return Completion(
+            text=text.strip(),
+            usage=Usage(input_tokens=int(inputs["input_ids"].shape[1]), output_tokens=n_new),
+            finish_reason=finish,
+            model=self.model_id,
+            smoke_test=self.smoke_test,
+        )
+
+    async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
+        """Generate in a worker thread (the first call also loads the model there)."""
+        try:
+            return await asyncio.to_thread(self._generate_sync, list(messages), params)
+        except (ImportError, FileNotFoundError, OSError) as exc:
+            raise BackendError(f"{self.name}: cannot load model: {exc}", retryable=False) from exc
+
+    def is_retryable(self, error: BaseException) -> bool:
+        """Local generation errors are deterministic: never retryable."""
+        return isinstance(error, BackendError) and error.retryable

@@ -1,0 +1,166 @@
+"""``openai:<model>`` and ``openai:<model>@<base_url>``: the OpenAI API or any OpenAI-compatible server.
+
+Structured output: a request with a JSON schema is sent as ``response_format={"type": "json_schema",
+...}``. Some compatible servers (llama.cpp's server, measured: HTTP 500) reject that form but accept
+``{"type": "json_object", "schema": ...}``; for a ``base_url`` server the backend then falls back
+to the latter once and remembers it. Errors are mapped to the package's types: ``openai.RateLimitError``
+(caught before its parent ``APIStatusError``) becomes :class:`RateLimitError` with the server's
+Retry-After; 5xx, timeouts and connection failures are retryable; other 4xx are not. The SDK's own
+retries are disabled: :class:`mirage_bench.client.Client` owns retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Literal
+
+from mirage_bench.backends._common import error_from_status, messages_payload, parse_retry_after
+from mirage_bench.backends.base import (
+    BackendConnectionError,
+    BackendError,
+    BackendTimeoutError,
+    Completion,
+    GenerateParams,
+    RateLimitError,
+    Usage,
+)
+from mirage_bench.types import Message
+
+#: Key placeholder for keyless local servers (vLLM serve, llama.cpp, Ollama); never sent to api.openai.com.
+KEYLESS_PLACEHOLDER = "no-key-needed"
+
+StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
+
+
+class OpenAIBackend:
+    """A chat-completions backend built on ``openai.AsyncOpenAI``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        structured: StructuredMode = "auto",
+        request_timeout_s: float = 600.0,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url is None:
+                raise ValueError(
+                    "openai:<model> needs an API key: set OPENAI_API_KEY (or use openai:<model>@<base_url> "
+                    "for a local OpenAI-compatible server that needs no key)"
+                )
+            key = KEYLESS_PLACEHOLDER
+        self.model = model
+        self.base_url = base_url
+        self.name = f"openai:{model}" + (f"@{base_url}" if base_url else "")
+        self.snapshot = model
+        self.smoke_test = False
+        self._api_key = key
+        self._structured: StructuredMode = structured
+        self._request_timeout_s = request_timeout_s
+        self._extra_body = dict(extra_body or {})
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def _sdk(self) -> Any:
+        """The AsyncOpenAI client for the running loop (its connection pool is bound to a loop)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            import openai
+
+            self._client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0,
+                                              timeout=self._request_timeout_s)
+            self._client_loop = loop
+        return self._client
+
+    def _response_format(self, schema: dict[str, Any], mode: StructuredMode) -> dict[str, Any] | None:
+        if mode == "none":
+            return None
+        if mode == "json_object":
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": "response", "schema": schema, "strict": False}}
+
+    def _request(
+        self, messages: list[Message], params: GenerateParams, mode: StructuredMode
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages_payload(messages),
+            "temperature": params.temperature,
+        }
+        # api.openai.com's newer models accept only max_completion_tokens; compatible servers know max_tokens.
+        kwargs["max_completion_tokens" if self.base_url is None else "max_tokens"] = params.max_tokens
+        if params.top_p is not None:
+            kwargs["top_p"] = params.top_p
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        if params.json_schema is not None:
+            fmt = self._response_format(params.json_schema, mode)
+            if fmt is not None:
+                kwargs["response_format"] = fmt
+        if self._extra_body:
+            kwargs["extra_body"] = self._extra_body
+        return kwargs
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        import openai
+
+        try:
+            return await self._sdk().chat.completions.create(**kwargs)
+        except openai.RateLimitError as exc:  # before APIStatusError, its parent
+            raise RateLimitError(f"openai 429: {exc.message}",
+                                 retry_after=parse_retry_after(exc.response.headers)) from exc
+        except openai.APITimeoutError as exc:  # before APIConnectionError, its parent
+            raise BackendTimeoutError(f"openai request timed out: {exc}") from exc
+        except openai.APIConnectionError as exc:
+            raise BackendConnectionError(f"openai connection failed: {exc}") from exc
+        except openai.APIStatusError as exc:
+            raise error_from_status(exc.status_code, f"openai {exc.status_code}: {exc.message}",
+                                    exc.response.headers) from exc
+
+    async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
+        """One chat completion; structured output when ``params.json_schema`` is set."""
+        mode: StructuredMode = "json_schema" if self._structured == "auto" else self._structured
+        try:
+            response = await self._create(self._request(messages, params, mode))
+        except BackendError as exc:
+            fallback = (
+                self._structured == "auto" and self.base_url is not None and params.json_schema is not None
+                and not isinstance(exc, RateLimitError) and exc.status_code in (400, 422, 500, 501)
+            )
+            if not fallback:
+                raise
+            response = await self._create(self._request(messages, params, "json_object"))
+            self._structured = "json_object"
+        if not response.choices:
+            raise BackendError("openai returned no choices", retryable=True)
+        choice = response.choices[0]
+        text = choice.message.content
+        if text is None:
+            refusal = getattr(choice.message, "refusal", None)
+            raise BackendError(f"openai returned no content (refusal: {refusal!r})", retryable=False)
+        usage = response.usage
+        return Completion(
+            text=text,
+            usage=Usage(input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                        output_tokens=getattr(usage, "completion_tokens", 0) or 0),
+            finish_reason=choice.finish_reason,
+            response_id=response.id,
+            model=response.model or self.model,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP connections (call before the event loop ends to avoid warnings)."""
+        if self._client is not None:
+            client, self._client, self._client_loop = self._client, None, None
+            await client.close()
+
+    def is_retryable(self, error: BaseException) -> bool:
+        """Rate limits, 5xx, timeouts and connection failures are retryable; other 4xx are not."""
+        return isinstance(error, BackendError) and error.retryable

@@ -1,0 +1,131 @@
+"""The persistent response cache: one sqlite file, WAL mode, successful completions only.
+
+The cache key (:func:`cache_key`) is the sha256 of the backend name, the model snapshot, the
+messages, the *semantic* generation parameters (temperature, max_tokens, top_p, seed, json_schema,
+stop) and the sha256 of the prompt templates used. Timeouts, retry and rate-limit settings never
+enter it, so changing them never invalidates a cache.
+
+Several processes may write the same file at once (WAL journal, a busy timeout, one short
+transaction per write). A row that cannot be decoded is treated as a miss, never as a crash.
+
+>>> import tempfile, pathlib
+>>> from mirage_bench.backends.base import Completion
+>>> cache = ResponseCache(pathlib.Path(tempfile.mkdtemp()) / "c.sqlite")
+>>> cache.put("k", Completion(text="hi"))
+>>> cache.get("k").text, cache.get("missing"), len(cache)
+('hi', None, 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from mirage_bench.backends.base import Completion, GenerateParams
+from mirage_bench.types import Message
+
+logger = logging.getLogger(__name__)
+
+#: Bump when the key recipe changes (old rows then simply stop matching).
+CACHE_KEY_VERSION = 1
+
+
+def cache_key(
+    backend_name: str,
+    snapshot: str,
+    messages: Sequence[Message],
+    params: GenerateParams,
+    prompt_sha256: str | Iterable[str] = (),
+) -> str:
+    """The sha256 hex digest identifying one call's semantic content.
+
+    >>> p = GenerateParams(temperature=0.0)
+    >>> m = [Message(role="user", content="hi")]
+    >>> cache_key("openai:x", "x", m, p) == cache_key("openai:x", "x", m, p)
+    True
+    >>> cache_key("openai:x", "x", m, p) == cache_key("openai:x", "x", m, GenerateParams(temperature=0.7))
+    False
+    """
+    shas = [prompt_sha256] if isinstance(prompt_sha256, str) else list(prompt_sha256)
+    payload = {
+        "v": CACHE_KEY_VERSION,
+        "backend": backend_name,
+        "snapshot": snapshot,
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "params": params.model_dump(mode="json"),
+        "prompt_sha256": shas,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A sqlite-backed map from cache key to :class:`Completion` (successful completions only)."""
+
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = 60.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=busy_timeout_s, check_same_thread=False,
+                                     isolation_level=None)
+        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS responses ("
+            " key TEXT PRIMARY KEY, completion TEXT NOT NULL, backend TEXT, created_at REAL)"
+        )
+
+    def get(self, key: str) -> Completion | None:
+        """The cached completion for ``key``, or ``None`` (also for an undecodable row, which is logged)."""
+        with self._lock:
+            row = self._conn.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return Completion.model_validate_json(row[0])
+        except (ValidationError, ValueError, TypeError) as exc:
+            logger.warning("ignoring corrupted cache row %s in %s: %s", key[:12], self.path, exc)
+            return None
+
+    def put(self, key: str, completion: Completion, *, backend: str | None = None) -> None:
+        """Store (or replace) the completion for ``key``."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses (key, completion, backend, created_at) VALUES (?, ?, ?, ?)",
+                (key, completion.model_dump_json(), backend, time.time()),
+            )
+
+    def delete(self, key: str) -> bool:
+        """Forget ``key`` (e.g. a completion whose text failed to parse); return whether it existed."""
+        with self._lock:
+            cursor = self._conn.execute("DELETE FROM responses WHERE key = ?", (key,))
+        return cursor.rowcount > 0
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            row = self._conn.execute("SELECT 1 FROM responses WHERE key = ?", (str(key),)).fetchone()
+        return row is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,165 @@
+"""Integration tests: the ``openai`` backend and the Client against a real local HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import pytest
+
+from mirage_bench.backends.base import (
+    BackendConnectionError,
+    BackendError,
+    BackendTimeoutError,
+    GenerateParams,
+    RateLimitError,
+)
+from mirage_bench.backends.registry import make_backend
+from mirage_bench.client import Client, ClientConfig
+from mirage_bench.types import Message
+from tests.openai_fixtures import openai_server  # noqa: F401 - pytest fixture
+from tests.openai_server import FakeOpenAIServer
+
+MSGS = [Message(role="system", content="You are terse."), Message(role="user", content="Say hi")]
+SCHEMA = {
+    "type": "object",
+    "properties": {"claims": {"type": "array", "items": {"type": "object", "properties": {
+        "claim": {"type": "string"}, "label": {"enum": ["GROUNDED", "FABRICATED"]}}}}},
+    "required": ["claims"],
+}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+def backend_for(server: FakeOpenAIServer, **options):
+    return make_backend(f"openai:test-model@{server.base_url}", **options)
+
+
+async def test_plain_completion_over_http(openai_server: FakeOpenAIServer, monkeypatch) -> None:  # noqa: F811
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    backend = backend_for(openai_server)
+    completion = await backend.generate(MSGS, GenerateParams(temperature=0.7, max_tokens=20, stop=("\n\n",)))
+    assert completion.text == "echo: Say hi"
+    assert completion.model == "test-model" and completion.response_id == "chatcmpl-1"
+    assert completion.usage.input_tokens > 0 and completion.finish_reason == "stop"
+    body = openai_server.requests[0]
+    assert body["temperature"] == 0.7 and body["max_tokens"] == 20 and body["stop"] == ["\n\n"]
+    assert body["messages"][0] == {"role": "system", "content": "You are terse."}
+    assert "response_format" not in body
+
+
+async def test_json_schema_structured_output(openai_server: FakeOpenAIServer) -> None:  # noqa: F811
+    backend = backend_for(openai_server)
+    completion = await backend.generate(MSGS, GenerateParams(json_schema=SCHEMA))
+    assert "claims" in json.loads(completion.text)
+    fmt = openai_server.requests[0]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == SCHEMA
+
+
+async def test_falls_back_to_json_object_when_server_500s_on_json_schema() -> None:
+    with FakeOpenAIServer(json_schema_supported=False) as server:
+        backend = backend_for(server)
+        first = await backend.generate(MSGS, GenerateParams(json_schema=SCHEMA))
+        second = await backend.generate(MSGS, GenerateParams(json_schema=SCHEMA))
+        assert "claims" in json.loads(first.text) and "claims" in json.loads(second.text)
+        kinds = [r["response_format"]["type"] for r in server.requests]
+        assert kinds == ["json_schema", "json_object", "json_object"]
+        assert server.requests[1]["response_format"]["schema"] == SCHEMA
+
+
+async def test_429_maps_to_rate_limit_with_retry_after_and_client_honours_it(
+        openai_server: FakeOpenAIServer) -> None:  # noqa: F811
+    backend = backend_for(openai_server)
+    openai_server.fail_next(429, retry_after=2)
+    with pytest.raises(RateLimitError) as info:
+        await backend.generate(MSGS, GenerateParams())
+    assert info.value.retry_after == 2.0 and backend.is_retryable(info.value)
+
+    clock = FakeClock()
+    client = Client(backend, ClientConfig(backoff_base_s=0.001, backoff_max_s=0.001), sleep=clock.sleep)
+    openai_server.fail_next(429, retry_after=3.5)
+    result = await client.call(MSGS, GenerateParams())
+    assert result.ok and result.attempts == 2 and clock.waits == [pytest.approx(3.5)]
+
+
+async def test_500_is_retried_and_400_is_not(openai_server: FakeOpenAIServer) -> None:  # noqa: F811
+    backend = backend_for(openai_server)
+    client = Client(backend, ClientConfig(backoff_base_s=0.0), sleep=FakeClock().sleep)
+    openai_server.fail_next(500, count=2)
+    result = await client.call(MSGS, GenerateParams())
+    assert result.ok and result.attempts == 3
+
+    openai_server.fail_next(400, message="bad request: no such parameter")
+    with pytest.raises(BackendError) as info:
+        await backend.generate(MSGS, GenerateParams())
+    assert info.value.status_code == 400 and not backend.is_retryable(info.value)
+
+    openai_server.fail_next(400)
+    failed = await client.call([Message(role="user", content="other")], GenerateParams())
+    assert not failed.ok and failed.error_kind == "client" and failed.attempts == 1
+    assert openai_server.errors_sent == [500, 500, 400, 400]
+
+
+async def test_timeouts_map_to_timeout_errors() -> None:
+    with FakeOpenAIServer(latency_s=1.0) as server:
+        sdk_timeout = backend_for(server, request_timeout_s=0.1)
+        with pytest.raises(BackendTimeoutError):
+            await sdk_timeout.generate(MSGS, GenerateParams())
+        config = ClientConfig(timeout_s=0.1, max_attempts=2)
+        client = Client(backend_for(server), config, sleep=FakeClock().sleep)
+        result = await client.call(MSGS, GenerateParams())
+        assert not result.ok and result.error_kind == "timeout" and result.attempts == 2
+
+
+async def test_connection_refused_is_retryable_connection_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    backend = make_backend(f"openai:m@http://127.0.0.1:{port}/v1")
+    with pytest.raises(BackendConnectionError) as info:
+        await backend.generate(MSGS, GenerateParams())
+    assert backend.is_retryable(info.value)
+
+
+async def test_client_concurrency_seen_by_the_server() -> None:
+    with FakeOpenAIServer(latency_s=0.05) as server:
+        client = Client(backend_for(server), ClientConfig(concurrency=4))
+        calls = [client.call([Message(role="user", content=str(i))], GenerateParams()) for i in range(16)]
+        results = await asyncio.gather(*calls)
+        assert all(r.ok for r in results)
+        assert server.peak_in_flight == 4
+
+
+async def test_anthropic_backend_over_http(monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with FakeOpenAIServer(reject_sampling_params=True) as server:
+        backend = make_backend("anthropic:claude-opus-4-7-20260610", base_url=server.root_url)
+        completion = await backend.generate(MSGS, GenerateParams(temperature=0.0, json_schema=SCHEMA))
+        assert "claims" in json.loads(completion.text) and completion.model == "claude-opus-4-7-20260610"
+        first, second = server.requests
+        assert first["temperature"] == 0.0 and "temperature" not in second
+        assert second["system"] == "You are terse." and second["messages"] == [
+            {"role": "user", "content": "Say hi"}]
+        assert second["output_config"]["format"]["schema"] == SCHEMA
+        assert not backend.sends_sampling_params
+
+        server.fail_next(429, retry_after=4)
+        with pytest.raises(RateLimitError) as info:
+            await backend.generate(MSGS, GenerateParams())
+        assert info.value.retry_after == 4.0
+        server.fail_next(529, message="overloaded")
+        with pytest.raises(BackendError) as overloaded:
+            await backend.generate(MSGS, GenerateParams())
+        assert backend.is_retryable(overloaded.value)
+        server.fail_next(401, message="invalid x-api-key")
+        with pytest.raises(BackendError) as auth:
+            await backend.generate(MSGS, GenerateParams())
+        assert auth.value.status_code == 401 and not backend.is_retryable(auth.value)
+        await backend.aclose()

@@ -1,0 +1,246 @@
+"""Tests of mirage_bench.client: retries, Retry-After, timeouts, concurrency, rate limits, the cache."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+
+import pytest
+
+from mirage_bench.backends.base import BackendError, Completion, GenerateParams, RateLimitError
+from mirage_bench.backends.scripted import ScriptedBackend
+from mirage_bench.cache import ResponseCache, cache_key
+from mirage_bench.client import CallResult, Client, ClientConfig
+from mirage_bench.types import Message
+
+MSGS = [Message(role="system", content="sys"), Message(role="user", content="hello")]
+PARAMS = GenerateParams(temperature=0.0, max_tokens=32)
+
+
+class FakeClock:
+    """Records requested sleeps instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+def sequence_responder(outcomes: list[object]):
+    """Return each outcome in turn (exceptions are raised by the scripted backend); then 'ok'."""
+    queue = list(outcomes)
+
+    def respond(messages, params):
+        return queue.pop(0) if queue else "ok"
+
+    return respond
+
+
+async def test_retry_on_429_honours_retry_after() -> None:
+    clock = FakeClock()
+    backend = ScriptedBackend(sequence_responder([RateLimitError("slow", retry_after=7.5)]))
+    client = Client(backend, ClientConfig(backoff_base_s=0.001, backoff_max_s=0.002), sleep=clock.sleep)
+    result = await client.call(MSGS, PARAMS)
+    assert result.ok and result.text == "ok"
+    assert result.attempts == 2 and backend.calls == 2
+    assert clock.waits == [pytest.approx(7.5)]
+    assert client.stats.retries == 1
+
+
+async def test_backoff_grows_without_retry_after_and_is_capped() -> None:
+    clock = FakeClock()
+    errors = [BackendError("boom", retryable=True, status_code=500) for _ in range(5)]
+    backend = ScriptedBackend(sequence_responder(errors))
+    client = Client(backend, ClientConfig(max_attempts=6, backoff_base_s=1.0, backoff_max_s=3.0),
+                    sleep=clock.sleep)
+    result = await client.call(MSGS, PARAMS)
+    assert result.ok and result.attempts == 6
+    assert len(clock.waits) == 5 and all(0.0 <= w <= 3.0 for w in clock.waits)
+
+
+async def test_no_retry_on_400_and_failure_is_not_a_sentinel() -> None:
+    clock = FakeClock()
+    bad = BackendError("bad request", retryable=False, status_code=400)
+    backend = ScriptedBackend(sequence_responder([bad]))
+    client = Client(backend, sleep=clock.sleep)
+    result = await client.call(MSGS, PARAMS)
+    assert not result.ok
+    assert result.text is None and result.completion is None
+    assert result.error_kind == "client" and "bad request" in (result.error or "")
+    assert result.attempts == 1 and backend.calls == 1 and clock.waits == []
+    assert client.stats.failures == 1
+
+
+async def test_retries_exhausted_on_500() -> None:
+    backend = ScriptedBackend(lambda m, p: BackendError("down", retryable=True, status_code=503))
+    client = Client(backend, ClientConfig(max_attempts=3), sleep=FakeClock().sleep)
+    result = await client.call(MSGS, PARAMS)
+    assert not result.ok and result.error_kind == "server" and result.attempts == 3 and backend.calls == 3
+
+
+async def test_timeout_is_retried_then_recorded() -> None:
+    backend = ScriptedBackend(lambda m, p: "late", latency_s=5.0)
+    client = Client(backend, ClientConfig(timeout_s=0.05, max_attempts=2), sleep=FakeClock().sleep)
+    result = await client.call(MSGS, PARAMS)
+    assert not result.ok and result.error_kind == "timeout" and result.attempts == 2
+    assert "timed out" in (result.error or "")
+
+
+async def test_unexpected_exception_is_recorded_not_raised() -> None:
+    backend = ScriptedBackend(lambda m, p: ZeroDivisionError("bug"))
+    client = Client(backend, sleep=FakeClock().sleep)
+    result = await client.call(MSGS, PARAMS)
+    assert not result.ok and result.error_kind == "unexpected" and result.attempts == 1
+
+
+async def test_concurrency_limit_respected() -> None:
+    in_flight = 0
+    peak = 0
+
+    async def respond(messages, params):
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.01)
+        in_flight -= 1
+        return "ok"
+
+    client = Client(ScriptedBackend(respond), ClientConfig(concurrency=3))
+    calls = [client.call([Message(role="user", content=str(i))], PARAMS) for i in range(20)]
+    results = await asyncio.gather(*calls)
+    assert all(r.ok for r in results)
+    assert peak == 3
+
+
+async def test_requests_per_minute_limit_holds_back_excess_calls() -> None:
+    backend = ScriptedBackend(lambda m, p: "ok")
+    client = Client(backend, ClientConfig(requests_per_minute=2))
+    calls = [client.call([Message(role="user", content=str(i))], PARAMS) for i in range(3)]
+    tasks = [asyncio.create_task(c) for c in calls]
+    await asyncio.sleep(0.2)
+    assert backend.calls == 2
+    assert sum(t.done() for t in tasks) == 2
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_tokens_per_minute_limit_holds_back_excess_calls() -> None:
+    backend = ScriptedBackend(lambda m, p: "ok")
+    client = Client(backend, ClientConfig(tokens_per_minute=100))
+    big = GenerateParams(max_tokens=60)  # each attempt is charged ~60 tokens of a 100-token bucket
+    calls = [client.call([Message(role="user", content=str(i))], big) for i in range(2)]
+    tasks = [asyncio.create_task(c) for c in calls]
+    await asyncio.sleep(0.2)
+    assert backend.calls == 1
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_cache_hit_makes_zero_backend_calls(tmp_path) -> None:
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    backend = ScriptedBackend(lambda m, p: "answer")
+    first = await Client(backend, cache=cache).call(MSGS, PARAMS, prompt_sha256="abc")
+    assert first.ok and not first.cached and backend.calls == 1
+    other = Client(backend, ClientConfig(timeout_s=3.0, max_attempts=2, concurrency=1, backoff_base_s=9.0),
+                   cache=ResponseCache(tmp_path / "cache.sqlite"))
+    second = await other.call(MSGS, PARAMS, prompt_sha256="abc")
+    assert second.ok and second.cached and second.text == "answer" and second.attempts == 0
+    assert backend.calls == 1 and other.stats.cache_hits == 1 and other.stats.backend_calls == 0
+    assert second.cache_key == first.cache_key
+
+
+def test_cache_key_depends_on_semantics_only() -> None:
+    base = cache_key("openai:m", "m", MSGS, PARAMS, "sha-a")
+    same = GenerateParams(temperature=0.0, max_tokens=32)
+    assert base == cache_key("openai:m", "m", MSGS, same, ("sha-a",))
+    assert base != cache_key("openai:m", "m", MSGS, PARAMS.model_copy(update={"temperature": 0.7}), "sha-a")
+    assert base != cache_key("openai:m", "m", MSGS, PARAMS, "sha-b")
+    assert base != cache_key("openai:m", "m2", MSGS, PARAMS, "sha-a")
+    assert base != cache_key("openai:m", "m", MSGS[:1], PARAMS, "sha-a")
+    schema_params = PARAMS.model_copy(update={"json_schema": {"type": "object"}})
+    assert base != cache_key("openai:m", "m", MSGS, schema_params, "sha-a")
+
+
+async def test_client_key_ignores_operational_settings(tmp_path) -> None:
+    backend = ScriptedBackend()
+    a = Client(backend, ClientConfig(timeout_s=1.0, max_attempts=1))
+    b = Client(backend, ClientConfig(timeout_s=99.0, max_attempts=9, concurrency=2, requests_per_minute=5))
+    assert a.key_for(MSGS, PARAMS, "s") == b.key_for(MSGS, PARAMS, "s")
+
+
+async def test_failures_are_not_cached(tmp_path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    backend = ScriptedBackend(sequence_responder([BackendError("bad", retryable=False, status_code=400)]))
+    client = Client(backend, cache=cache)
+    assert not (await client.call(MSGS, PARAMS)).ok
+    assert len(cache) == 0
+    again = await client.call(MSGS, PARAMS)
+    assert again.ok and not again.cached and backend.calls == 2 and len(cache) == 1
+
+
+async def test_corrupted_cache_row_is_a_miss(tmp_path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    backend = ScriptedBackend(lambda m, p: "fresh")
+    client = Client(backend, cache=cache)
+    key = client.key_for(MSGS, PARAMS)
+    with sqlite3.connect(path) as raw:
+        raw.execute("INSERT INTO responses (key, completion) VALUES (?, ?)", (key, "{not json"))
+    result = await client.call(MSGS, PARAMS)
+    assert result.ok and not result.cached and result.text == "fresh" and backend.calls == 1
+    assert cache.get(key) == result.completion
+
+
+async def test_forget_drops_a_cached_completion(tmp_path) -> None:
+    client = Client(ScriptedBackend(lambda m, p: "x"), cache=ResponseCache(tmp_path / "c.sqlite"))
+    first = await client.call(MSGS, PARAMS)
+    assert client.forget(first.cache_key)
+    assert not (await client.call(MSGS, PARAMS)).cached
+
+
+def test_cache_concurrent_writers(tmp_path) -> None:
+    path = tmp_path / "c.sqlite"
+    ResponseCache(path).close()
+
+    def writer(prefix: str) -> None:
+        cache = ResponseCache(path)
+        for i in range(100):
+            cache.put(f"{prefix}{i}", Completion(text=f"{prefix}{i}"))
+        cache.close()
+
+    threads = [threading.Thread(target=writer, args=(p,)) for p in "abcd"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    cache = ResponseCache(path)
+    assert len(cache) == 400 and cache.get("c42").text == "c42"
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_client_survives_several_event_loops() -> None:
+    client = Client(ScriptedBackend(lambda m, p: "ok", latency_s=0.001), ClientConfig(concurrency=1))
+
+    async def burst() -> list[CallResult]:
+        return await asyncio.gather(*(client.call([Message(role="user", content=str(i))], PARAMS)
+                                      for i in range(4)))
+
+    assert all(r.ok for r in asyncio.run(burst()))
+    assert all(r.ok for r in asyncio.run(burst()))
+
+
+async def test_token_usage_is_counted_for_backend_calls_only(tmp_path) -> None:
+    from mirage_bench.backends.base import Usage
+
+    usage = Usage(input_tokens=10, output_tokens=3)
+    backend = ScriptedBackend(lambda m, p: Completion(text="t", usage=usage))
+    client = Client(backend, cache=ResponseCache(tmp_path / "c.sqlite"))
+    await client.call(MSGS, PARAMS)
+    await client.call(MSGS, PARAMS)
+    assert (client.stats.input_tokens, client.stats.output_tokens) == (10, 3)
+    assert client.stats.as_dict()["cache_hits"] == 1
