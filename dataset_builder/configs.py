@@ -1,0 +1,380 @@
+"""The dataset's configs: their features (with a description of every field) and their rows.
+
+Each config is a :class:`ConfigTable` (name, description, features, one DataFrame per split);
+category columns are ``ClassLabel`` features and text columns are declared ``string``, so the card's
+``dataset_info`` matches what ``load_dataset`` returns. Rows are built from the package's own
+data (personas, tasks, Accum scripts), from run directories (responses, judged claims), from human
+annotation files and from the paper's reported tables (leaderboard ``source="reported"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from mirage_bench.types import GROUND_TRUTH_FIELDS, LABELS, STEREOTYPE_TYPES, Accuracy
+
+__all__ = ["CONFIG_DESCRIPTIONS", "FIELD_DOCS", "BuildError", "ConfigTable", "config_features"]
+
+#: Configs in the order they appear in the card.
+CONFIG_ORDER: tuple[str, ...] = (
+    "personas",
+    "tasks",
+    "accum_scripts",
+    "responses",
+    "judged_claims",
+    "human_validation",
+    "preference_pairs",
+    "leaderboard",
+)
+
+CONFIG_DESCRIPTIONS: dict[str, str] = {
+    "personas": (
+        "The benchmark personas (150 in the paper): hidden 15-attribute ground-truth profile "
+        "and three revealed facts."
+    ),
+    "tasks": "The six personalization tasks (verbatim prompts of Appendix G.1) in groundability order.",
+    "accum_scripts": "Eight-round user scripts of the Accum instrument, with planted contradictions.",
+    "responses": "Model responses to persona x task, with the model's own self-audit of its claims.",
+    "judged_claims": "One row per claim extracted and labelled by the judge (four-way taxonomy + accuracy).",
+    "human_validation": "Blind human labels of sampled judged claims next to the judge's label.",
+    "preference_pairs": "De-identified human preferences: memory-conditioned vs no-memory response.",
+    "leaderboard": "Over-inference per model x judge: figures reported in the paper and measured here.",
+}
+
+_TASK_OI = (
+    "apartment",
+    "rec_letter",
+    "stress_source",
+    "weekend_itinerary",
+    "dating_profile",
+    "birthday_gift",
+)
+_GT_DOCS = {
+    name: f"Ground-truth attribute `{name}` of the persona (hidden from the model)."
+    for name in GROUND_TRUTH_FIELDS
+}
+
+FIELD_DOCS: dict[str, dict[str, str]] = {
+    "personas": {
+        "persona_id": "Persona id (`seed_001`…`seed_008`, then `p_009`…`p_150`).",
+        "stereotype_type": "Persona group: stereotypical, counter_stereotypical or neutral.",
+        "source": "Where the persona comes from: seed (hand-crafted), authored or generated.",
+        **_GT_DOCS,
+        "revealed_facts": "The three first-person facts the user revealed (the model's only evidence).",
+    },
+    "tasks": {
+        "task_id": "Task id.",
+        "display_name": "Row label of the task in the paper's Table 3.",
+        "groundability_rank": "Table 3 row: 1 = least groundable (apartment) … 6 = most groundable (gift).",
+        "prompt": "The task's user-turn prompt, verbatim from Appendix G.1.",
+        "audit_description": "This package's phrase for the [TASK] slot of the self-audit prompt (G.6).",
+        "prompt_sha256": "sha256 of the prompt template file.",
+    },
+    "accum_scripts": {
+        "persona_id": "Persona the script belongs to.",
+        "utterances": "The user's utterances, rounds 1..8.",
+        "contradictions": "Planted contradictions: round, attribute revealed, over-inference ruled out.",
+    },
+    "responses": {
+        "run_id": "Run directory id the row comes from.",
+        "model": "Model spec of the model under test.",
+        "persona_id": "Persona id.",
+        "stereotype_type": "Persona group.",
+        "task_id": "Task id.",
+        "status": "ok, or failed when the model call failed (then `response` is null and `error` says why).",
+        "response": "The model's response text.",
+        "error": "Failure reason, when status is failed.",
+        "self_audit_status": "Status of the self-audit (ok, parse_failure, call_failure, skipped, absent).",
+        "self_audit_claims": "Claims the model extracted from its own response, with its own category.",
+        "self_audit_n_claims": "Number of self-audit claims.",
+        "self_audit_oi_rate": "Self-reported OI rate of the response (null without claims).",
+        "smoke_test": "True when produced by the embedded smoke-test model (numbers mean nothing).",
+    },
+    "judged_claims": {
+        "run_id": "Run directory id the row comes from.",
+        "model": "Model spec of the model under test.",
+        "judge": "Model spec of the judge.",
+        "persona_id": "Persona id.",
+        "stereotype_type": "Persona group.",
+        "task_id": "Task id.",
+        "claim_index": "Position of the claim in the judge's list for this response.",
+        "claim": "The claim about the user.",
+        "label": "Judge's four-way label: GROUNDED, INFERRED_REASONABLE, INFERRED_STEREOTYPE, FABRICATED.",
+        "accuracy": "Judge's check of the claim against the ground-truth profile.",
+        "reasoning": "Judge's reasoning for the label.",
+        "judge_prompt_sha256": "sha256 of the judge prompt templates used.",
+        "smoke_test": "True when the model or the judge is the embedded smoke-test model.",
+    },
+    "human_validation": {
+        "item_id": "Id of the sampled claim (sha256 of model, judge, persona, task, claim index).",
+        "annotator_id": "Pseudonymous id of the human annotator.",
+        "sample_seed": "Seed of the stratified sample.",
+        "position": "Position of the item in the pre-shuffled presentation order.",
+        "model": "Model that produced the claim (hidden from the annotator).",
+        "judge": "Judge whose label is compared (hidden from the annotator).",
+        "persona_id": "Persona id.",
+        "stereotype_type": "Persona group.",
+        "task_id": "Task id.",
+        "claim_index": "Claim index within the judged response.",
+        "claim": "The claim shown to the annotator.",
+        "revealed_facts": "The three revealed facts shown to the annotator.",
+        "task_context": "The task request shown to the annotator (framing, not evidence).",
+        "human_label": "The annotator's label.",
+        "judge_label": "The judge's label (never shown to the annotator).",
+        "labelled_at": "ISO-8601 time of the label.",
+    },
+    "preference_pairs": {
+        "pair_id": "Random id of the comparison within this release.",
+        "participant": "Random study participant id (no recruitment id or linkage key).",
+        "query": "The participant's query (de-identified).",
+        "memories": "The memories retrieved for the query (de-identified).",
+        "response_with_memory": "Response generated with the retrieved memories (de-identified).",
+        "response_without_memory": "Response generated without memory (de-identified).",
+        "generator": "Model that generated both responses.",
+        "regime": "Prompting regime of the memory-conditioned response.",
+        "preference_5pt": "Five-point preference in memory terms.",
+        "preference": "Collapsed preference: memory, no_memory or tie.",
+        "strength": "much or slightly (null for a tie).",
+        "split": "Participant-grouped split (no participant spans two splits).",
+        "clear_preference": "True for 'much better' judgments, the subset used for testing (seed 003 §3.4).",
+    },
+    "leaderboard": {
+        "model": "Model name (reported rows: the paper's name; measured rows: the model spec).",
+        "snapshot": "API snapshot / model id.",
+        "family": "Model family.",
+        "judge": "Judge model spec.",
+        "source": "reported (copied from the paper's tables) or measured (computed here from runs).",
+        "reference": "Where the figures come from: paper table(s) or run id(s).",
+        "smoke_test": "True when measured with the embedded smoke-test model (numbers mean nothing).",
+        "claims": "Number of judged claims.",
+        "responses": "Number of judged responses (measured rows).",
+        "grounded_pct": "Share of GROUNDED claims (%).",
+        "reasonable_pct": "Share of INFERRED_REASONABLE claims (%).",
+        "stereotype_pct": "Share of INFERRED_STEREOTYPE claims (%).",
+        "fabricated_pct": "Share of FABRICATED claims (%).",
+        "oi_pct": "Over-inference rate: stereotype + fabricated (%).",
+        "self_oi_pct": "OI rate under the model's own self-audit labels (%).",
+        "gap_pp": "oi_pct - self_oi_pct (percentage points).",
+        "stereotypical_oi_pct": "OI on stereotypical personas (%).",
+        "counter_stereotypical_oi_pct": "OI on counter-stereotypical personas (%).",
+        "neutral_oi_pct": "OI on neutral personas (%).",
+        **{f"{task}_oi_pct": f"OI on the {task} task (%)." for task in _TASK_OI},
+        "derived": "Values filled in arithmetically rather than printed in the paper, if any.",
+    },
+}
+
+
+class BuildError(ValueError):
+    """Input that cannot be turned into a valid dataset (the message says which input and why)."""
+
+
+@dataclass
+class ConfigTable:
+    """One config: features and one DataFrame per split (rows in publication order)."""
+
+    name: str
+    features: Any
+    splits: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def num_rows(self) -> int:
+        """Rows over all splits."""
+        return sum(len(frame) for frame in self.splits.values())
+
+
+def config_features(name: str) -> Any:
+    """The ``datasets.Features`` of config ``name`` (keys in column order)."""
+    from datasets import ClassLabel, Features, List, Value
+
+    from mirage_bench.tasks import TASK_IDS
+
+    s, i32, i64, f64, b = Value("string"), Value("int32"), Value("int64"), Value("float64"), Value("bool")
+    labels = [label.value for label in LABELS]
+    group = ClassLabel(names=list(STEREOTYPE_TYPES))
+    task = ClassLabel(names=list(TASK_IDS))
+    if name == "personas":
+        gt = {f: s for f in GROUND_TRUTH_FIELDS}
+        gt.update(age=i32, hobbies=List(s))
+        return Features(
+            {
+                "persona_id": s,
+                "stereotype_type": group,
+                "source": ClassLabel(names=["seed", "authored", "generated"]),
+                **gt,
+                "revealed_facts": List(s),
+            }
+        )
+    if name == "tasks":
+        return Features(
+            {
+                "task_id": s,
+                "display_name": s,
+                "groundability_rank": i32,
+                "prompt": s,
+                "audit_description": s,
+                "prompt_sha256": s,
+            }
+        )
+    if name == "accum_scripts":
+        return Features(
+            {
+                "persona_id": s,
+                "utterances": List(s),
+                "contradictions": List({"round": i32, "attribute": s, "contradicts": s}),
+            }
+        )
+    if name == "responses":
+        return Features(
+            {
+                "run_id": s,
+                "model": s,
+                "persona_id": s,
+                "stereotype_type": group,
+                "task_id": task,
+                "status": ClassLabel(names=["ok", "failed"]),
+                "response": s,
+                "error": s,
+                "self_audit_status": ClassLabel(
+                    names=["ok", "parse_failure", "call_failure", "skipped", "absent"]
+                ),
+                "self_audit_claims": List({"claim": s, "category": ClassLabel(names=labels), "reasoning": s}),
+                "self_audit_n_claims": i32,
+                "self_audit_oi_rate": f64,
+                "smoke_test": b,
+            }
+        )
+    if name == "judged_claims":
+        return Features(
+            {
+                "run_id": s,
+                "model": s,
+                "judge": s,
+                "persona_id": s,
+                "stereotype_type": group,
+                "task_id": task,
+                "claim_index": i32,
+                "claim": s,
+                "label": ClassLabel(names=labels),
+                "accuracy": ClassLabel(names=[a.value for a in Accuracy]),
+                "reasoning": s,
+                "judge_prompt_sha256": s,
+                "smoke_test": b,
+            }
+        )
+    if name == "human_validation":
+        return Features(
+            {
+                "item_id": s,
+                "annotator_id": s,
+                "sample_seed": i64,
+                "position": i32,
+                "model": s,
+                "judge": s,
+                "persona_id": s,
+                "stereotype_type": group,
+                "task_id": task,
+                "claim_index": i32,
+                "claim": s,
+                "revealed_facts": List(s),
+                "task_context": s,
+                "human_label": ClassLabel(names=labels),
+                "judge_label": ClassLabel(names=labels),
+                "labelled_at": s,
+            }
+        )
+    if name == "preference_pairs":
+        from dataset_builder.preferences import MEMORY_FIVE_POINT, REGIMES
+
+        return Features(
+            {
+                "pair_id": s,
+                "participant": s,
+                "query": s,
+                "memories": List(s),
+                "response_with_memory": s,
+                "response_without_memory": s,
+                "generator": s,
+                "regime": ClassLabel(names=list(REGIMES)),
+                "preference_5pt": ClassLabel(names=list(MEMORY_FIVE_POINT)),
+                "preference": ClassLabel(names=["memory", "no_memory", "tie"]),
+                "strength": ClassLabel(names=["much", "slightly"]),
+                "split": ClassLabel(names=["train", "validation", "test"]),
+                "clear_preference": b,
+            }
+        )
+    if name == "leaderboard":
+        pct = [
+            "grounded_pct",
+            "reasonable_pct",
+            "stereotype_pct",
+            "fabricated_pct",
+            "oi_pct",
+            "self_oi_pct",
+            "gap_pp",
+            "stereotypical_oi_pct",
+            "counter_stereotypical_oi_pct",
+            "neutral_oi_pct",
+            *[f"{t}_oi_pct" for t in _TASK_OI],
+        ]
+        return Features(
+            {
+                "model": s,
+                "snapshot": s,
+                "family": s,
+                "judge": s,
+                "source": ClassLabel(names=["reported", "measured"]),
+                "reference": s,
+                "smoke_test": b,
+                "claims": i64,
+                "responses": i64,
+                **{c: f64 for c in pct},
+                "derived": s,
+            }
+        )
+    raise KeyError(f"unknown config {name!r}")
+
+
+def encode_frame(frame: pd.DataFrame, features: Any, *, where: str) -> pd.DataFrame:
+    """Order columns as ``features`` and encode ClassLabel columns (``None`` stays null).
+
+    Raises :class:`BuildError` naming the column and the unknown values when a category is
+    outside its ClassLabel names, or when a declared column is missing.
+    """
+    from datasets import ClassLabel, List
+
+    missing = [name for name in features if name not in frame.columns]
+    if missing:
+        raise BuildError(f"{where}: missing column(s) {missing}")
+    out = frame[list(features)].copy()
+    for name, feature in features.items():
+        if isinstance(feature, ClassLabel):
+            values = out[name]
+            known = set(feature.names)
+            bad = sorted({str(v) for v in values.dropna().unique() if v not in known})
+            if bad:
+                raise BuildError(f"{where}: column {name!r} has value(s) {bad[:5]} outside {feature.names}")
+            codes = pd.Categorical(values, categories=feature.names).codes
+            out[name] = pd.array([None if c < 0 else int(c) for c in codes], dtype="Int64")
+        elif isinstance(feature, List) and isinstance(feature.feature, dict):
+            inner = {k: v for k, v in feature.feature.items() if isinstance(v, ClassLabel)}
+            if inner:
+                out[name] = [_encode_structs(items, inner, where, name) for items in out[name]]
+    return out
+
+
+def _encode_structs(items: Sequence[dict[str, Any]], inner: dict[str, Any], where: str, column: str) -> list:
+    encoded = []
+    for item in items or []:
+        item = dict(item)
+        for key, label in inner.items():
+            if item.get(key) is not None:
+                if item[key] not in label.names:
+                    raise BuildError(f"{where}: {column}.{key} value {item[key]!r} outside {label.names}")
+                item[key] = label.str2int(item[key])
+        encoded.append(item)
+    return encoded

@@ -1,0 +1,239 @@
+"""Dataset builder: Hub layout, card, loading every config offline, leaderboard sources, refusals."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from dataset_builder.build import PRIVATE_DIR, build_dataset
+from dataset_builder.configs import CONFIG_ORDER, FIELD_DOCS, BuildError, config_features
+from dataset_builder.validate import validate_build
+
+FIX = Path(__file__).parent / "fixtures" / "dataset"
+RUNS = [FIX / "fixture_run_a", FIX / "fixture_run_smoke"]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    out = tmp_path_factory.mktemp("build") / "repo"
+    report = build_dataset(
+        out,
+        runs=RUNS,
+        annotations=[FIX / "fixture_annotations.jsonl"],
+        validation_samples=[FIX / "fixture_validation_sample.jsonl"],
+    )
+    return out, report
+
+
+def _card(out: Path) -> dict:
+    text = (out / "README.md").read_text(encoding="utf-8")
+    return yaml.safe_load(text.split("---")[1])
+
+
+def test_build_writes_hub_layout_and_validates(built: tuple[Path, object]) -> None:
+    out, report = built
+    assert report.valid, report.problems
+    expected = [
+        "personas",
+        "tasks",
+        "accum_scripts",
+        "responses",
+        "judged_claims",
+        "human_validation",
+        "leaderboard",
+    ]
+    assert list(report.configs) == expected
+    assert report.omitted == [
+        {"name": "preference_pairs", "reason": "no raw preference-study folder was given"}
+    ]
+    for name in expected:
+        assert (out / "data" / name / "train-00000-of-00001.parquet").exists()
+    assert not (out / "data" / "preference_pairs").exists()
+    assert (out / PRIVATE_DIR / "build_report.json").exists()
+    assert json.loads((out / PRIVATE_DIR / "build_report.json").read_text())["valid"] is True
+
+
+def test_card_metadata_is_hub_shaped(built: tuple[Path, object]) -> None:
+    out, _ = built
+    data = _card(out)
+    for key in (
+        "pretty_name",
+        "license",
+        "language",
+        "task_categories",
+        "size_categories",
+        "configs",
+        "dataset_info",
+    ):
+        assert data.get(key), key
+    for config in data["configs"]:
+        for entry in config["data_files"]:
+            assert set(entry) == {"split", "path"}
+    infos = {i["config_name"]: i for i in data["dataset_info"]}
+    assert set(infos) == {c["config_name"] for c in data["configs"]}
+    label = next(f for f in infos["judged_claims"]["features"] if f["name"] == "label")
+    assert label["dtype"]["class_label"]["names"] == {
+        "0": "GROUNDED",
+        "1": "INFERRED_REASONABLE",
+        "2": "INFERRED_STEREOTYPE",
+        "3": "FABRICATED",
+    }
+    assert "extra_gated_prompt" not in data  # nothing to gate without preference pairs
+    text = (out / "README.md").read_text(encoding="utf-8")
+    for section in (
+        "## Dataset description",
+        "## Uses",
+        "### Out-of-scope uses",
+        "## Dataset structure",
+        "## Curation and provenance",
+        "## Annotations",
+        "## Bias, risks and limitations",
+        "## Privacy",
+        "## Citation",
+    ):
+        assert section in text, section
+    for config in report_configs(out):
+        for field in FIELD_DOCS[config]:
+            assert f"| `{field}` |" in text, (config, field)
+
+
+def report_configs(out: Path) -> list[str]:
+    return [c["config_name"] for c in _card(out)["configs"]]
+
+
+def test_every_config_loads_offline_with_declared_features(
+    built: tuple[Path, object], tmp_path: Path
+) -> None:
+    from datasets import ClassLabel, load_dataset
+
+    out, report = built
+    for name in report_configs(out):
+        dataset = load_dataset(str(out), name, split="train", cache_dir=str(tmp_path / "cache"))
+        assert dataset.features == config_features(name), name
+        assert len(dataset) == report.configs[name]["train"]
+        for column, feature in dataset.features.items():
+            if isinstance(feature, ClassLabel):
+                assert all(v is None or 0 <= v < feature.num_classes for v in dataset[column])
+
+
+def test_leaderboard_has_reported_and_measured_rows(built: tuple[Path, object], tmp_path: Path) -> None:
+    from datasets import load_dataset
+
+    from mirage_bench.reported import reported_leaderboard
+
+    out, _ = built
+    board = load_dataset(str(out), "leaderboard", split="train", cache_dir=str(tmp_path / "c")).to_pandas()
+    names = ["reported", "measured"]
+    board["source"] = board["source"].map(names.__getitem__)
+    reported = board[board.source == "reported"]
+    paper = reported_leaderboard()
+    assert len(reported) == len(paper) == 12
+    assert reported.set_index("model").loc["Qwen3-8B", "oi_pct"] == 48.7
+    assert (reported.judge == "anthropic:claude-opus-4-7-20260610").all()
+    measured = board[board.source == "measured"].set_index("model")
+    assert set(measured.index) == {"scripted:fixture-model-a", "local"}
+    assert bool(measured.loc["local", "smoke_test"]) is True
+    assert bool(measured.loc["scripted:fixture-model-a", "smoke_test"]) is False
+    claims = pd.read_parquet(FIX / "fixture_run_a" / "claims.parquet")
+    expected = 100 * claims.label.isin(["INFERRED_STEREOTYPE", "FABRICATED"]).mean()
+    assert measured.loc["scripted:fixture-model-a", "oi_pct"] == pytest.approx(expected, abs=1e-3)
+    assert measured.loc["scripted:fixture-model-a", "claims"] == len(claims)
+
+
+def test_human_validation_joins_judge_label_from_sample(built: tuple[Path, object], tmp_path: Path) -> None:
+    from datasets import load_dataset
+    from sklearn.metrics import cohen_kappa_score
+
+    out, _ = built
+    rows = load_dataset(str(out), "human_validation", split="train", cache_dir=str(tmp_path / "c"))
+    sample = {
+        json.loads(line)["item_id"]: json.loads(line)
+        for line in (FIX / "fixture_validation_sample.jsonl").read_text().splitlines()
+    }
+    names = rows.features["judge_label"].names
+    for row in rows:
+        assert names[row["judge_label"]] == sample[row["item_id"]]["judge_label"]
+    human = [names[v] for v in rows["human_label"]]
+    judge = [names[v] for v in rows["judge_label"]]
+    text = (out / "README.md").read_text(encoding="utf-8")
+    assert f"Cohen's κ {cohen_kappa_score(human, judge):.3f}" in text
+    assert "κ 0.863" in text and "paper's figures, not measured on this release" in text
+
+
+def test_eval_yaml_names_built_configs(built: tuple[Path, object]) -> None:
+    out, _ = built
+    evaluation = yaml.safe_load((out / "eval.yaml").read_text())
+    assert evaluation["name"] == "MirageBench"
+    assert evaluation["tasks"] == [
+        dict(evaluation["tasks"][0], id="over_inference", config="personas", split="train")
+    ]
+
+
+def test_validation_catches_tampering(built: tuple[Path, object], tmp_path: Path) -> None:
+    out, _ = built
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    assert validate_build(copy) == []
+    (copy / "data" / "tasks" / "train-00000-of-00001.parquet").unlink()
+    readme = copy / "README.md"
+    readme.write_text(
+        readme.read_text().replace(
+            "path: data/personas/train-*", "path: data/personas/train-*\n    extra: 1", 1
+        )
+    )
+    problems = validate_build(copy)
+    assert any("tasks" in p and "matches no file" in p for p in problems)
+    assert any("only split and path" in p for p in problems)
+
+
+def test_build_refuses_bad_input(tmp_path: Path) -> None:
+    from dataset_builder.annotations import AnnotationError
+
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("keep me")
+    with pytest.raises(BuildError, match="not empty"):
+        build_dataset(tmp_path / "full")
+    assert (tmp_path / "full" / "x").read_text() == "keep me"
+    with pytest.raises(BuildError, match="manifest"):
+        build_dataset(tmp_path / "a", runs=[tmp_path / "no_such_run"])
+    with pytest.raises(BuildError, match="same run id"):
+        build_dataset(tmp_path / "b", runs=[RUNS[0], RUNS[0]])
+    with pytest.raises(BuildError, match="validation sample"):
+        build_dataset(tmp_path / "c", annotations=[FIX / "fixture_annotations.jsonl"])
+    other = tmp_path / "sample.jsonl"
+    other.write_text("\n".join((FIX / "fixture_validation_sample.jsonl").read_text().splitlines()[1:]) + "\n")
+    with pytest.raises(AnnotationError, match="not in the sample file"):
+        build_dataset(
+            tmp_path / "d", annotations=[FIX / "fixture_annotations.jsonl"], validation_samples=[other]
+        )
+    assert not (tmp_path / "a").exists() and not (tmp_path / "d").exists()
+
+
+def test_unknown_category_is_a_clear_error(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUNS[0], run)
+    claims = pd.read_parquet(run / "claims.parquet")
+    claims.loc[0, "label"] = "MAYBE"
+    claims.to_parquet(run / "claims.parquet")
+    with pytest.raises(BuildError, match="'label' has value"):
+        build_dataset(tmp_path / "out", runs=[run])
+
+
+def test_config_docs_cover_every_feature() -> None:
+    for name in CONFIG_ORDER:
+        assert list(config_features(name)) == list(FIELD_DOCS[name]), name
+
+
+@pytest.mark.parametrize(
+    "module", ["annotations", "preferences", "detectors", "deidentify", "pairs", "card", "publish"]
+)
+def test_dataset_builder_doctests(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(f"dataset_builder.{module}"))
+    assert result.failed == 0 and result.attempted > 0
