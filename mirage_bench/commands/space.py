@@ -1,9 +1,107 @@
-"""CLI commands of the space area (filled in by the issue that owns this area)."""
+"""CLI commands of the space area: ``space``, ``worker`` and ``annotate-sample``."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the top-level app."""
+
+    @app.command("space")
+    def space(
+        host: str = typer.Option("127.0.0.1", help="Interface to serve on."),
+        port: int = typer.Option(7860, help="Port to serve on."),
+        store: Path | None = typer.Option(
+            None, help="Submission store (default $MIRAGE_SUBMISSIONS_DIR or submissions/store)."
+        ),
+        runs: list[Path] = typer.Option(
+            [], "--runs", help="Extra engine run directories to show (repeatable)."
+        ),
+        judge: str | None = typer.Option(
+            None, help="Judge spec for submissions (default $MIRAGE_JUDGE or local)."
+        ),
+        worker: bool = typer.Option(True, "--worker/--no-worker", help="Judge submissions in this process."),
+    ) -> None:
+        """Serve the leaderboard Space (Gradio) with its in-process judging worker."""
+        from space.app import SpaceConfig, launch
+
+        for run_dir in runs:
+            if not (run_dir / "claims.parquet").exists():
+                raise typer.BadParameter(f"{run_dir} has no claims.parquet (not a judged run directory)")
+        config = SpaceConfig(store_root=store, run_dirs=list(runs), judge=judge, start_worker=worker)
+        launch(config, host=host, port=port, block=True)
+
+    @app.command("worker")
+    def worker_cmd(
+        store: Path | None = typer.Option(
+            None, help="Submission store (default $MIRAGE_SUBMISSIONS_DIR or submissions/store)."
+        ),
+        judge: str | None = typer.Option(None, help="Judge spec (default $MIRAGE_JUDGE or local)."),
+        once: bool = typer.Option(False, help="Exit when the queue is empty instead of polling."),
+        poll: float = typer.Option(5.0, help="Seconds between queue polls."),
+        concurrency: int = typer.Option(8, help="Concurrent judge calls."),
+    ) -> None:
+        """Judge queued leaderboard submissions (a separate worker process for the Space)."""
+        import logging
+
+        from mirage_bench.worker import Worker
+
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+        w = Worker(store, judge=judge, poll_s=poll, concurrency=concurrency)
+        typer.echo(f"worker: judge {w.judge}, store {w.store.root}")
+        try:
+            w.serve(once=once)
+        except KeyboardInterrupt:  # pragma: no cover - interactive
+            w.stop()
+
+    @app.command("annotate-sample")
+    def annotate_sample(
+        runs: list[Path] = typer.Option(..., "--runs", help="Judged run directories (claims.parquet)."),
+        sample_id: str = typer.Option("validation", "--name", help="Sample id (file name in the store)."),
+        per_class: int = typer.Option(100, help="Claims per judge-predicted class."),
+        seed: int = typer.Option(42, help="Sampling seed (H.1 uses 42)."),
+        min_models: int = typer.Option(8, help="Diversity: at least this many models per class."),
+        min_tasks: int = typer.Option(5, help="Diversity: at least this many tasks per class."),
+        min_personas: int = typer.Option(20, help="Diversity: at least this many personas per class."),
+        store: Path | None = typer.Option(None, help="Submission store."),
+        force: bool = typer.Option(False, help="Overwrite an existing sample of that name."),
+        lenient: bool = typer.Option(False, help="Take what there is when a class is short or not diverse."),
+    ) -> None:
+        """Draw a stratified blind-annotation sample (Appendix H.1) from run claims into the store."""
+        import pandas as pd
+
+        from mirage_bench.annotation import create_sample, save_sample
+        from mirage_bench.submissions import SubmissionStore, safe_id
+
+        st = SubmissionStore(store)
+        sid = safe_id(sample_id)
+        if st.sample_path(sid).exists() and not force:
+            raise typer.BadParameter(
+                f"sample {sid!r} exists ({st.sample_path(sid)}); pass --force to replace it"
+            )
+        frames = []
+        for run_dir in runs:
+            path = run_dir / "claims.parquet" if run_dir.is_dir() else run_dir
+            if not path.exists():
+                raise typer.BadParameter(f"{path} not found")
+            frames.append(pd.read_parquet(path))
+        claims = pd.concat(frames, ignore_index=True)
+        claims = (
+            claims[~claims["smoke_test"].astype(bool)]
+            if "smoke_test" in claims and not claims["smoke_test"].all()
+            else claims
+        )
+        items = create_sample(
+            claims,
+            per_class=per_class,
+            seed=seed,
+            min_models=min_models,
+            min_tasks=min_tasks,
+            min_personas=min_personas,
+            strict=not lenient,
+        )
+        save_sample(st, sid, items)
+        typer.echo(f"wrote {len(items)} items to {st.sample_path(sid)}")

@@ -1,0 +1,98 @@
+"""Space benchmark: how long the leaderboard's own work takes, measured side by side in one run.
+
+Prints one table: validating a full 900-response upload, queueing it, judging it with the engine's
+simulated ``scripted`` judge (no latency: the worker's own overhead), resuming a finished
+submission (every verdict read back, no call), building a measured row (1,000-resample bootstrap),
+and loading + viewing the board. Run: ``.venv/bin/python benchmarks/bench_space.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+
+def _responses(path: Path) -> bytes:
+    from mirage_bench.personas import load_personas
+    from mirage_bench.tasks import TASK_IDS
+
+    lines = [
+        json.dumps(
+            {
+                "persona_id": p.persona_id,
+                "task_id": t,
+                "response": f"Since '{p.revealed_facts[0]}', you must love quiet evenings and plants.",
+            }
+        )
+        for p in load_personas()
+        for t in TASK_IDS
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path.read_bytes()
+
+
+def main() -> None:
+    """Run every measurement once and print the table."""
+    from mirage_bench import leaderboard as lb
+    from mirage_bench.reported import PAPER_JUDGE
+    from mirage_bench.runs import load_claims
+    from mirage_bench.submissions import Metadata, SubmissionStore, validate_responses_bytes
+    from mirage_bench.worker import Worker
+
+    rows: list[tuple[str, float, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "store"
+        data = _responses(Path(tmp) / "responses.jsonl")
+        t = time.perf_counter()
+        n = len(validate_responses_bytes(data).records)
+        rows.append(("validate upload", time.perf_counter() - t, f"{n} responses, {len(data):,} bytes"))
+        store = SubmissionStore(root)
+        t = time.perf_counter()
+        req = store.submit_file(data, Metadata(model_name="bench/model", family="Bench", contact="b@x"))
+        rows.append(("validate + queue", time.perf_counter() - t, "atomic write under the store lock"))
+        worker = Worker(root, judge="scripted")
+        worker._make_backend()
+        import mirage_bench.metrics.selfmon  # noqa: F401  (import cost kept out of the timing)
+
+        t = time.perf_counter()
+        worker.serve(once=True)
+        judged = time.perf_counter() - t
+        final = store.get(req.submission_id)
+        rows.append(
+            (
+                "judge submission (simulated judge)",
+                judged,
+                f"{final.status.value}, {final.progress}, {n / judged:.0f} responses/s",
+            )
+        )
+        store.update(req.submission_id, status="RUNNING")
+        t = time.perf_counter()
+        worker.serve(once=True)
+        rows.append(
+            (
+                "resume a finished submission",
+                time.perf_counter() - t,
+                f"backend calls in total: {worker._backend.calls} (= first pass only)",
+            )
+        )
+        claims = load_claims(store.result_dir(req.submission_id))
+        t = time.perf_counter()
+        lb.measured_row(claims, [], n_resamples=1000)
+        rows.append(
+            ("measured row (1,000 bootstrap resamples)", time.perf_counter() - t, f"{len(claims)} claims")
+        )
+        t = time.perf_counter()
+        board = lb.load_board(root)
+        lb.board_view(board, judge=PAPER_JUDGE)
+        rows.append(("load board + one view", time.perf_counter() - t, f"{len(board)} rows"))
+    width = max(len(r[0]) for r in rows)
+    print(f"{'step':<{width}}  {'seconds':>8}  notes")
+    for name, seconds, note in rows:
+        print(f"{name:<{width}}  {seconds:8.3f}  {note}")
+    print(f"judging vs validation: {rows[2][1] / rows[0][1]:.0f}x slower")
+
+
+if __name__ == "__main__":
+    main()

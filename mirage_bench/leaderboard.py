@@ -1,0 +1,310 @@
+"""Build the leaderboard table: the paper's reported rows plus rows measured by this package.
+
+One row per model x judge. Reported rows come from :func:`mirage_bench.reported.reported_leaderboard`
+(``source="reported"``, the paper's judge). Measured rows come from result files: each finished
+submission's run directory in the submission store, and any extra engine run directories, turned
+into a row by :func:`measured_row` (claims from ``claims.parquet``, self-audit from
+``responses.jsonl``). Rows judged by different judges are never ranked together: :func:`board_view`
+shows one judge at a time and hides smoke-test rows unless asked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mirage_bench.types import LABELS
+
+#: Task ids in the groundability order of Table 3 / Table 10 (least groundable first).
+TASK_ORDER: tuple[str, ...] = (
+    "apartment",
+    "rec_letter",
+    "stress_source",
+    "weekend_itinerary",
+    "dating_profile",
+    "birthday_gift",
+)
+TASK_TITLES: dict[str, str] = {
+    "apartment": "Apartment",
+    "rec_letter": "Rec. letter",
+    "stress_source": "Stress",
+    "weekend_itinerary": "Itinerary",
+    "dating_profile": "Dating",
+    "birthday_gift": "Gift",
+}
+
+#: Internal column -> displayed header.
+DISPLAY: dict[str, str] = {
+    "rank": "#",
+    "model": "Model",
+    "family": "Family",
+    "source": "Source",
+    "judge": "Judge",
+    "claims": "Claims",
+    "grounded_pct": "Grounded %",
+    "reasonable_pct": "Reasonable %",
+    "stereotype_pct": "Stereotype %",
+    "fabricated_pct": "Fabricated %",
+    "oi_pct": "OI %",
+    "oi_ci": "OI 95% CI",
+    "self_oi_pct": "Self-audit OI %",
+    "gap_pp": "Δ (Judge−Self)",
+    "pattern": "Pattern",
+    **{f"{t}_oi_pct": f"{TASK_TITLES[t]} OI %" for t in TASK_ORDER},
+    "stereotypical_oi_pct": "Stereo. OI %",
+    "counter_stereotypical_oi_pct": "Counter OI %",
+    "stereotype_delta_pp": "Stereo. gap pp",
+    "submitted": "Submitted",
+    "smoke_test": "Smoke test",
+}
+
+#: Column groups the column chooser offers; "core" is always shown.
+COLUMN_GROUPS: dict[str, tuple[str, ...]] = {
+    "core": ("rank", "model", "family", "source", "judge", "oi_pct", "oi_ci"),
+    "Composition": ("claims", "grounded_pct", "reasonable_pct", "stereotype_pct", "fabricated_pct"),
+    "Self-monitoring": ("self_oi_pct", "gap_pp", "pattern"),
+    "Per task": tuple(f"{t}_oi_pct" for t in TASK_ORDER),
+    "Stereotype groups": ("stereotypical_oi_pct", "counter_stereotypical_oi_pct", "stereotype_delta_pp"),
+    "Submission": ("submitted", "smoke_test"),
+}
+DEFAULT_GROUPS: tuple[str, ...] = ("Composition", "Self-monitoring")
+
+def pattern_for(gap_pp: float | None) -> str:
+    """Table 2's Under / Calib. / Over pattern for a gap Δ = Judge − Self OI (pp); ``""`` without one.
+
+    The threshold is the metrics area's (:data:`mirage_bench.metrics.selfmon.PATTERN_THRESHOLD_PP`).
+
+    >>> pattern_for(35.7), pattern_for(-0.9), pattern_for(-6.2), pattern_for(None)
+    ('Under', 'Calib.', 'Over', '')
+    """
+    from mirage_bench.metrics.selfmon import monitoring_pattern
+
+    if gap_pp is None or pd.isna(gap_pp):
+        return ""
+    return monitoring_pattern(float(gap_pp))
+
+
+@dataclass(frozen=True)
+class RowMeta:
+    """What a measured row needs besides its claims (from a submission request or a run manifest)."""
+
+    model: str
+    family: str = ""
+    revision: str = "main"
+    submitted: str = ""
+    submission_id: str = ""
+    link: str = ""
+
+
+def measured_row(
+    claims: pd.DataFrame,
+    responses: Sequence[dict[str, Any]] = (),
+    meta: RowMeta | None = None,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One leaderboard row computed from a run's judged claims (and its responses' self-audits).
+
+    ``claims`` has the ``claims.parquet`` columns (``model, judge, persona_id, stereotype_type,
+    task_id, claim_index, claim, label, ...``). The OI 95% CI resamples (persona, task) records.
+    """
+    from mirage_bench.metrics import oi as oi_metrics
+
+    if claims.empty:
+        raise ValueError("no judged claims: cannot build a leaderboard row")
+    judges = sorted(claims["judge"].unique())
+    if len(judges) != 1:
+        raise ValueError(f"a leaderboard row needs claims from exactly one judge, got {judges}")
+    labels = claims["label"].astype(str).to_numpy()
+    summary = oi_metrics.oi_summary(labels, tasks=claims["task_id"].astype(str).to_numpy(),
+                                    groups=claims["stereotype_type"].astype(str).to_numpy())
+    records = claims["persona_id"].astype(str) + "\u241f" + claims["task_id"].astype(str)
+    low, high = oi_metrics.bootstrap_oi_ci(labels, records.to_numpy(), n_resamples=n_resamples, seed=seed)
+    meta = meta or RowMeta(model=str(claims["model"].iloc[0]))
+    row: dict[str, Any] = {
+        "model": meta.model,
+        "revision": meta.revision,
+        "family": meta.family,
+        "judge": judges[0],
+        "source": "measured",
+        "claims": int(len(claims)),
+        "grounded_pct": 100 * summary["grounded_rate"],
+        "reasonable_pct": 100 * summary["reasonable_rate"],
+        "stereotype_pct": 100 * summary["stereotype_rate"],
+        "fabricated_pct": 100 * summary["fabricated_rate"],
+        "oi_pct": 100 * summary["oi_rate"],
+        "oi_ci_low": 100 * low,
+        "oi_ci_high": 100 * high,
+        "smoke_test": bool(claims["smoke_test"].any()) if "smoke_test" in claims else False,
+        "submitted": meta.submitted,
+        "submission_id": meta.submission_id,
+        "reference": meta.link,
+    }
+    for task, rates in summary["per_task"].items():
+        row[f"{task}_oi_pct"] = 100 * float(rates["oi_rate"])
+    for group, rates in summary["per_group"].items():
+        row[f"{group}_oi_pct"] = 100 * float(rates["oi_rate"])
+    if summary.get("stereotype_gap") is not None:
+        row["stereotype_delta_pp"] = 100 * float(summary["stereotype_gap"])
+    self_labels = [
+        c.get("category")
+        for r in responses
+        if isinstance(r.get("self_audit"), dict) and r["self_audit"].get("status", "ok") == "ok"
+        for c in r["self_audit"].get("claims") or []
+    ]
+    if self_labels:
+        row["self_oi_pct"] = 100 * float(oi_metrics.oi_summary(self_labels)["oi_rate"])
+        row["gap_pp"] = row["oi_pct"] - row["self_oi_pct"]
+        row["pattern"] = pattern_for(row["gap_pp"])
+    return row
+
+
+def write_row(path: Path, row: dict[str, Any]) -> None:
+    """Store a measured row as JSON (atomically)."""
+    from mirage_bench.submissions import atomic_write_text
+
+    atomic_write_text(path, json.dumps(row, indent=2, default=float))
+
+
+def load_board(store_root: Path | None = None, run_dirs: Iterable[Path] = ()) -> pd.DataFrame:
+    """The full board: reported rows, then measured rows from the store's results and ``run_dirs``."""
+    from mirage_bench.reported import reported_leaderboard
+
+    reported = reported_leaderboard().copy()
+    reported["submitted"] = ""
+    reported["smoke_test"] = False
+    reported["revision"] = "paper"
+    rows: list[dict[str, Any]] = []
+    if store_root is not None:
+        for path in sorted((Path(store_root) / "results").glob("*/leaderboard_row.json")):
+            try:
+                rows.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+    for run_dir in run_dirs:
+        rows.append(row_from_run_dir(Path(run_dir)))
+    board = pd.concat([reported, pd.DataFrame(rows)], ignore_index=True) if rows else reported
+    board["smoke_test"] = board["smoke_test"].fillna(False).astype(bool)
+    for col in ("family", "pattern", "submitted", "reference"):
+        if col in board:
+            board[col] = board[col].fillna("").astype(str)
+    return board
+
+
+def row_from_run_dir(run_dir: Path) -> dict[str, Any]:
+    """A measured row from an engine run directory (``claims.parquet`` + ``responses.jsonl``)."""
+    claims = pd.read_parquet(run_dir / "claims.parquet")
+    responses_path = run_dir / "responses.jsonl"
+    responses = []
+    if responses_path.exists():
+        responses = [
+            json.loads(x) for x in responses_path.read_text(encoding="utf-8").splitlines() if x.strip()
+        ]
+    manifest_path = run_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    model = str(claims["model"].iloc[0]) if not claims.empty else str(manifest.get("model", run_dir.name))
+    meta = RowMeta(model=model, submitted=str(manifest.get("finished_at") or "")[:10])
+    return measured_row(claims, responses, meta)
+
+
+def judges(board: pd.DataFrame, *, include_smoke: bool = False) -> list[str]:
+    """Judges present on the board, the paper's judge first."""
+    from mirage_bench.reported import PAPER_JUDGE
+
+    frame = board if include_smoke else board[~board["smoke_test"]]
+    found = sorted(set(frame["judge"].astype(str)))
+    return sorted(found, key=lambda j: (j != PAPER_JUDGE, j))
+
+
+def format_ci(low: Any, high: Any) -> str:
+    """``"[35.1, 41.0]"``, or ``""`` when the row has no CI (reported rows: the paper prints none).
+
+    >>> format_ci(35.12, 41.0), format_ci(float("nan"), 1.0)
+    ('[35.1, 41.0]', '')
+    """
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return ""
+    return f"[{low:.1f}, {high:.1f}]"
+
+
+def board_view(
+    board: pd.DataFrame,
+    *,
+    judge: str | None = None,
+    show_smoke: bool = False,
+    families: Sequence[str] = (),
+    sources: Sequence[str] = (),
+    search: str = "",
+    groups: Sequence[str] = DEFAULT_GROUPS,
+    sort_by: str = "oi_pct",
+    ascending: bool = False,
+) -> pd.DataFrame:
+    """Filter, rank and format the board for display (one judge; ranks restart per view).
+
+    ``sort_by`` is an internal column name or a displayed header.
+    """
+    frame = board.copy()
+    if not show_smoke:
+        frame = frame[~frame["smoke_test"]]
+    if judge:
+        frame = frame[frame["judge"] == judge]
+    if families:
+        frame = frame[frame["family"].isin(list(families))]
+    if sources:
+        frame = frame[frame["source"].isin(list(sources))]
+    if search.strip():
+        needle = search.strip().lower()
+        hay = frame["model"].astype(str).str.lower() + " " + frame["family"].astype(str).str.lower()
+        frame = frame[hay.str.contains(needle, regex=False)]
+    inverse = {v: k for k, v in DISPLAY.items()}
+    key = inverse.get(sort_by, sort_by)
+    if key not in frame.columns or key in ("rank", "oi_ci"):
+        key = "oi_pct"
+    frame = frame.sort_values(key, ascending=ascending, kind="stable", na_position="last").reset_index(
+        drop=True
+    )
+    frame["rank"] = range(1, len(frame) + 1)
+    frame["oi_ci"] = [
+        format_ci(a, b)
+        for a, b in zip(
+            frame.get("oi_ci_low", [None] * len(frame)),
+            frame.get("oi_ci_high", [None] * len(frame)),
+            strict=True,
+        )
+    ]
+    columns = [c for g in ("core", *groups) for c in COLUMN_GROUPS.get(g, ())]
+    out = pd.DataFrame({DISPLAY[c]: frame[c] if c in frame else "" for c in columns})
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]):
+            out[col] = out[col].round(1)
+    return out
+
+
+def sortable_columns(groups: Sequence[str] = tuple(COLUMN_GROUPS)) -> list[str]:
+    """Displayed headers the sort control offers."""
+    skip = {"rank", "oi_ci"}
+    return [DISPLAY[c] for g in ("core", *groups) for c in COLUMN_GROUPS.get(g, ()) if c not in skip]
+
+
+def label_share_columns() -> list[str]:
+    """The four composition columns in G, R, S, F order."""
+    return [f"{lab.value.split('_')[-1].lower()}_pct" for lab in LABELS]
+
+
+__all__ = [
+    "COLUMN_GROUPS",
+    "DISPLAY",
+    "RowMeta",
+    "board_view",
+    "judges",
+    "load_board",
+    "measured_row",
+    "pattern_for",
+    "row_from_run_dir",
+]

@@ -1,0 +1,348 @@
+"""The leaderboard worker: judges queued submissions with the configured judge.
+
+It takes the oldest PENDING submission (marking it RUNNING), judges every response with
+:func:`mirage_bench.instruments.judge.judge_responses` into the submission's run directory
+(``results/<id>/``: ``responses.jsonl``, ``judgments.jsonl`` appended and flushed as each verdict
+arrives, a response cache, then ``claims.parquet`` and ``leaderboard_row.json``) and marks it
+FINISHED, or FAILED with the reason. Progress ("judged k of n") is written to the request file.
+
+Crash safety: only one worker holds ``.worker.lock`` at a time, so a RUNNING submission found by a
+worker that just took the lock was orphaned by a crash; it is resumed: responses already judged
+(read back from ``judgments.jsonl``) are skipped and calls already answered come from the cache,
+so nothing is lost or repeated.
+
+The judge is ``MIRAGE_JUDGE`` (read when the worker is created) or the ``judge`` argument; the
+default is the engine's embedded ``local`` smoke-test model, whose rows are flagged
+``smoke_test``. Error messages are scrubbed of API keys before they are stored or shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from mirage_bench.submissions import Status, SubmissionRequest, SubmissionStore, utc_now
+
+log = logging.getLogger(__name__)
+
+DEFAULT_JUDGE = "local"
+#: A submission fails when more than this share of its responses could not be judged.
+MAX_FAILED_SHARE = 0.5
+_KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,})\b")
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+
+
+def redact(text: str, env: dict[str, str] | None = None) -> str:
+    """Remove API keys from ``text``: values of secret-looking env vars and key-shaped strings.
+
+    >>> redact("auth failed for key sk-abcdefghijklmnop", env={})
+    'auth failed for key [redacted]'
+    >>> redact("bad token XyZ123456789", env={"HF_TOKEN": "XyZ123456789"})
+    'bad token [redacted]'
+    """
+    env = dict(os.environ) if env is None else env
+    for name, value in env.items():
+        if _SECRET_ENV.search(name) and value and len(value) >= 8:
+            text = text.replace(value, "[redacted]")
+    return _KEYLIKE.sub("[redacted]", text)
+
+
+class Worker:
+    """Judges submissions from a :class:`SubmissionStore`, in a background thread or in the foreground."""
+
+    def __init__(
+        self,
+        store_root: Path | str | None = None,
+        *,
+        judge: str | None = None,
+        poll_s: float = 2.0,
+        concurrency: int = 8,
+        hub_repo: str | None = None,
+    ) -> None:
+        self.store = SubmissionStore(store_root)
+        self.judge = judge or os.environ.get("MIRAGE_JUDGE") or DEFAULT_JUDGE
+        self.poll_s = poll_s
+        self.concurrency = concurrency
+        self.hub_repo = hub_repo if hub_repo is not None else os.environ.get("MIRAGE_HUB_REPO") or None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = FileLock(str(self.store.root / ".worker.lock"))
+        self._backend: Any = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start_background(self) -> threading.Thread:
+        """Run :meth:`serve` in a daemon thread (the Space's default)."""
+        self._thread = threading.Thread(target=self.serve, name="mirage-worker", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the loop to stop after the current submission and wait for the thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def serve(self, *, once: bool = False) -> None:
+        """Loop: hold the worker lock, judge submissions until stopped (or the queue is empty if ``once``)."""
+        while not self._stop.is_set():
+            try:
+                self._lock.acquire(timeout=self.poll_s)
+            except Timeout:
+                if once:
+                    raise RuntimeError(f"another worker holds {self._lock.lock_file}") from None
+                continue
+            try:
+                while not self._stop.is_set():
+                    if not self.run_once():
+                        if once:
+                            return
+                        self._stop.wait(self.poll_s)
+            finally:
+                self._lock.release()
+
+    def run_once(self) -> bool:
+        """Judge one submission (resuming an orphaned RUNNING one first); False when the queue is empty.
+
+        Call only while holding the worker lock (:meth:`serve` does).
+        """
+        orphaned = [r for r in self.store.list_requests() if r.status == Status.RUNNING]
+        request = orphaned[0] if orphaned else self.store.claim_next()
+        if request is None:
+            return False
+        try:
+            self.process(request)
+        except Exception as exc:  # a submission never takes the worker down with it
+            reason = redact(f"{type(exc).__name__}: {exc}")
+            log.warning("submission %s failed: %s", request.submission_id, reason)
+            self.store.update(
+                request.submission_id, status=Status.FAILED, reason=reason, finished_at=utc_now()
+            )
+        self.sync_to_hub()
+        return True
+
+    # -- judging -----------------------------------------------------------------------------
+    def _make_backend(self) -> Any:
+        if self._backend is None:
+            from mirage_bench.runs import build_backend
+
+            # ``scripted`` / ``scripted:simulate,...`` is the engine's simulated judge (tests, demos).
+            self._backend = build_backend(self.judge)
+        return self._backend
+
+    def process(self, request: SubmissionRequest) -> None:
+        """Judge one RUNNING submission to the end (resumable)."""
+        from mirage_bench.backends.registry import is_smoke_test
+        from mirage_bench.cache import ResponseCache
+        from mirage_bench.client import Client, ClientConfig
+        from mirage_bench.instruments.judge import judge_responses
+        from mirage_bench.instruments.records import JudgmentRecord
+
+        sid = request.submission_id
+        run_dir = self.store.result_dir(sid)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        responses = self._responses(request, run_dir)
+        judgments_path = run_dir / "judgments.jsonl"
+        done: dict[tuple[str, str], JudgmentRecord] = {}
+        if judgments_path.exists():
+            for line in judgments_path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    try:
+                        rec = JudgmentRecord.model_validate_json(line)
+                    except ValueError:
+                        continue  # a torn last line from a crash: that response is judged again
+                    done[rec.key()] = rec
+        retry = {k for k, r in done.items() if r.status == "call_failure"}
+        todo = [
+            r
+            for r in responses
+            if (r["persona_id"], r["task_id"]) not in done or (r["persona_id"], r["task_id"]) in retry
+        ]
+        backend = self._make_backend()
+        smoke = is_smoke_test(backend)
+        total = len(responses)
+        self.store.update(
+            sid,
+            judge=self.judge,
+            smoke_test=smoke,
+            progress_total=total,
+            progress_done=total - len(todo),
+            n_responses=total,
+        )
+        write_lock = threading.Lock()
+        counter = {"done": total - len(todo), "last": 0.0}
+
+        # One append-mode handle for the whole submission: each verdict is written and flushed as it
+        # arrives (a killed process loses nothing the OS has); fsync at most twice a second and at the end.
+        fh = judgments_path.open("a", encoding="utf-8")
+
+        def on_result(rec: JudgmentRecord) -> None:
+            with write_lock:
+                fh.write(rec.model_dump_json() + "\n")
+                fh.flush()
+                done[rec.key()] = rec
+                counter["done"] += 1
+                now = time.monotonic()
+                if now - counter["last"] >= 0.5 or counter["done"] == total:
+                    counter["last"] = now
+                    os.fsync(fh.fileno())
+                    self.store.update(sid, progress_done=counter["done"])
+
+        try:
+            if todo:
+                cache = ResponseCache(run_dir / "judge_cache.sqlite")
+                client = Client(backend, ClientConfig(concurrency=self.concurrency), cache=cache)
+                asyncio.run(
+                    judge_responses(
+                        todo, client, judge_name=self.judge, smoke_test=smoke, on_result=on_result
+                    )
+                )
+        finally:
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.close()
+        self.store.update(sid, progress_done=counter["done"])
+        self._finish(request, run_dir, list(done.values()), responses, total)
+
+    def _responses(self, request: SubmissionRequest, run_dir: Path) -> list[dict[str, Any]]:
+        """The submission's responses as engine records (also written to ``responses.jsonl`` once)."""
+        path = run_dir / "responses.jsonl"
+        if request.kind == "endpoint":
+            return self._generate(request, run_dir)
+        if path.exists():
+            return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        from mirage_bench.personas import load_personas
+        from mirage_bench.submissions import write_jsonl
+
+        groups = {p.persona_id: p.stereotype_type for p in load_personas()}
+        records = []
+        for r in self.store.load_upload(request.submission_id):
+            rec: dict[str, Any] = {
+                "model": request.model_name,
+                "persona_id": r["persona_id"],
+                "task_id": r["task_id"],
+                "stereotype_type": groups[r["persona_id"]],
+                "response": r["response"],
+                "status": "ok",
+            }
+            if isinstance(r.get("self_audit"), dict):
+                audit = dict(r["self_audit"])
+                audit.setdefault("status", "ok")
+                audit.setdefault("n_claims", len(audit.get("claims") or []))
+                rec["self_audit"] = audit
+            records.append(rec)
+        write_jsonl(path, records)
+        return records
+
+    def _generate(self, request: SubmissionRequest, run_dir: Path) -> list[dict[str, Any]]:
+        """Endpoint submissions: run the engine's Task stage against the endpoint (resumable run dir)."""
+        import subprocess
+        import sys
+
+        gen_dir = run_dir / "generation"
+        spec = f"openai:{request.endpoint_model}@{request.endpoint_base_url}"
+        cmd = [
+            sys.executable,
+            "-m",
+            "mirage_bench.cli",
+            "run",
+            "--model",
+            spec,
+            "--stages",
+            "task",
+            "--out",
+            str(gen_dir),
+        ]
+        self.store.update(request.submission_id, reason="generating responses from the endpoint")
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            raise RuntimeError(f"generation from the endpoint failed: {' | '.join(tail)}")
+        lines = (gen_dir / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+        records = [json.loads(x) for x in lines if x.strip()]
+        for rec in records:
+            rec["model"] = request.model_name
+        failed = [r for r in records if r.get("status") != "ok"]
+        if failed:
+            raise RuntimeError(
+                f"the endpoint failed on {len(failed)} of {len(records)} prompts "
+                f"(first: {failed[0].get('error')})"
+            )
+        from mirage_bench.submissions import write_jsonl
+
+        write_jsonl(run_dir / "responses.jsonl", records)
+        self.store.update(request.submission_id, reason="")
+        return records
+
+    def _finish(
+        self,
+        request: SubmissionRequest,
+        run_dir: Path,
+        judgments: list[Any],
+        responses: list[dict[str, Any]],
+        total: int,
+    ) -> None:
+        from mirage_bench.leaderboard import RowMeta, measured_row, write_row
+
+        ok = [j for j in judgments if j.status == "ok"]
+        failed = [j for j in judgments if j.status != "ok"]
+        sid = request.submission_id
+        if not ok or len(failed) > MAX_FAILED_SHARE * total:
+            first = failed[0].error if failed else "no judgments"
+            raise RuntimeError(
+                redact(f"the judge failed on {len(failed)} of {total} responses (first error: {first})")
+            )
+        from mirage_bench.runs import load_claims, write_claims
+
+        write_claims(run_dir, ok)
+        claims = load_claims(run_dir)
+        meta = RowMeta(
+            model=request.model_name,
+            family=request.family,
+            revision=request.revision,
+            submitted=request.submitted_at[:10],
+            submission_id=sid,
+            link=request.link,
+        )
+        row = measured_row(claims, responses, meta)
+        row["parse_failures"] = sum(j.status == "parse_failure" for j in failed)
+        row["call_failures"] = sum(j.status == "call_failure" for j in failed)
+        write_row(run_dir / "leaderboard_row.json", row)
+        note = f"{len(failed)} response(s) could not be judged and are excluded" if failed else ""
+        self.store.update(
+            sid, status=Status.FINISHED, finished_at=utc_now(), reason=note, progress_done=len(judgments)
+        )
+
+    # -- Hub sync ----------------------------------------------------------------------------
+    def sync_to_hub(self) -> None:
+        """Upload requests, results and annotation labels to the Hub dataset repo ``MIRAGE_HUB_REPO``.
+
+        Untested against the real Hub (unreachable here). Failures are logged, never fatal.
+        """
+        if not self.hub_repo:
+            return
+        try:
+            from huggingface_hub import HfApi
+
+            HfApi().upload_folder(
+                repo_id=self.hub_repo,
+                repo_type="dataset",
+                folder_path=str(self.store.root),
+                allow_patterns=[
+                    "requests/*.json",
+                    "results/*/leaderboard_row.json",
+                    "results/*/claims.parquet",
+                    "annotation/labels/**/*.jsonl",
+                ],
+                commit_message="MirageBench leaderboard sync",
+            )
+        except Exception as exc:  # pragma: no cover - network path
+            log.warning("Hub sync to %s failed: %s", self.hub_repo, redact(str(exc)))

@@ -1,0 +1,146 @@
+"""Submit tab: upload a responses file or name an OpenAI-compatible endpoint; the queue table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mirage_bench.submissions import Metadata, SubmissionError
+from space.tabs_board import Context
+
+QUEUE_COLUMNS = [
+    "submission",
+    "model",
+    "revision",
+    "family",
+    "kind",
+    "status",
+    "progress",
+    "reason",
+    "submitted",
+]
+HOW_TO = """
+**Two ways to submit.**
+(a) Generate the 900 responses on your own hardware with
+`mirage-bench run --model SPEC --stages task --out RUN_DIR`, then upload `RUN_DIR/responses.jsonl`
+(JSONL, one object per line: `persona_id`, `task_id`, `response`, optional `self_audit`
+`{"claims": [{"claim", "category", "reasoning"}]}`; every one of the 150 personas × 6 tasks exactly once,
+UTF-8, at most 20 MB).
+(b) Name an OpenAI-compatible endpoint (vLLM, llama.cpp server, TGI, Ollama) and a model id; the
+Space generates the responses itself (no key is stored: only keyless endpoints work here).
+Every submission is judged by this Space's configured judge and ranked only against rows of the same judge.
+"""
+
+
+def queue_frame(ctx: Context) -> pd.DataFrame:
+    """The queue table (newest first)."""
+    return pd.DataFrame(ctx.store.queue_rows(), columns=QUEUE_COLUMNS)
+
+
+def _read_upload(upload: Any) -> bytes | None:
+    if upload is None:
+        return None
+    path = upload if isinstance(upload, str | Path) else getattr(upload, "name", None)
+    if path is None:
+        return None
+    return Path(path).read_bytes()
+
+
+def submit(
+    ctx: Context,
+    mode: str,
+    upload: Any,
+    base_url: str,
+    endpoint_model: str,
+    model_name: str,
+    revision: str,
+    family: str,
+    link: str,
+    license_: str,
+    contact: str,
+) -> tuple[str, pd.DataFrame]:
+    """Validate and queue one submission; returns the message (errors listed) and the queue table."""
+    meta = Metadata(
+        model_name=model_name or "",
+        family=family or "",
+        contact=contact or "",
+        revision=(revision or "main"),
+        link=link or "",
+        license=license_ or "",
+    )
+    try:
+        if mode == "endpoint":
+            request = ctx.store.submit_endpoint(base_url or "", endpoint_model or "", meta)
+        else:
+            data = _read_upload(upload)
+            if data is None:
+                raise SubmissionError(["no file uploaded: choose a responses .jsonl file"] + meta.problems())
+            request = ctx.store.submit_file(data, meta)
+    except SubmissionError as exc:
+        listed = "\n".join(f"- {p}" for p in exc.problems)
+        message = f"### ❌ Not queued: {len(exc.problems)} problem(s)\n\n{listed}\n\nNothing was saved."
+        return message, queue_frame(ctx)
+    message = (
+        f"### ✅ Queued as `{request.submission_id}` ({request.status.value})\n\n"
+        f"{request.n_responses or 'Endpoint'} responses for **{request.model_name}**; "
+        "the queue below shows its progress."
+    )
+    return message, queue_frame(ctx)
+
+
+def submit_tab(ctx: Context) -> None:
+    """Build the Submit tab."""
+    import gradio as gr
+
+    gr.Markdown(HOW_TO)
+    mode = gr.Radio(
+        [("Upload a responses file", "file"), ("OpenAI-compatible endpoint", "endpoint")],
+        value="file",
+        label="How",
+        elem_id="submit-mode",
+    )
+    with gr.Group(visible=True) as file_group:
+        upload = gr.File(
+            label="responses.jsonl",
+            file_types=[".jsonl", ".json", ".txt"],
+            type="filepath",
+            elem_id="submit-file",
+        )
+    with gr.Group(visible=False) as endpoint_group:
+        with gr.Row():
+            base_url = gr.Textbox(
+                label="Base URL", placeholder="http://my-server:8000/v1", elem_id="submit-url"
+            )
+            endpoint_model = gr.Textbox(label="Model id at the endpoint", elem_id="submit-endpoint-model")
+    with gr.Row():
+        model_name = gr.Textbox(label="Model name *", placeholder="org/model-name", elem_id="submit-model")
+        revision = gr.Textbox(label="Revision", value="main", elem_id="submit-revision")
+        family = gr.Textbox(label="Family *", placeholder="e.g. Qwen", elem_id="submit-family")
+    with gr.Row():
+        link = gr.Textbox(label="Link", placeholder="https://…", elem_id="submit-link")
+        license_ = gr.Textbox(label="License", elem_id="submit-license")
+        contact = gr.Textbox(label="Contact (e-mail or Hub user) *", elem_id="submit-contact")
+    button = gr.Button("Submit for judging", variant="primary", elem_id="submit-button")
+    message = gr.Markdown(elem_id="submit-message")
+    gr.Markdown("### Queue")
+    queue = gr.Dataframe(value=queue_frame(ctx), interactive=False, wrap=True, elem_id="queue-table")
+    refresh = gr.Button("Refresh queue", size="sm", elem_id="queue-refresh")
+    timer = gr.Timer(2.0)
+
+    mode.change(
+        lambda m: (gr.Group(visible=m == "file"), gr.Group(visible=m == "endpoint")),
+        mode,
+        [file_group, endpoint_group],
+    )
+    inputs = [mode, upload, base_url, endpoint_model, model_name, revision, family, link, license_, contact]
+
+    def do_submit(mode: str, upload: Any, base_url: str, endpoint_model: str, model_name: str, revision: str,
+                  family: str, link: str, license_: str, contact: str) -> tuple[str, pd.DataFrame]:
+        return submit(ctx, mode, upload, base_url, endpoint_model, model_name, revision, family, link,
+                      license_, contact)
+
+    button.click(do_submit, inputs, [message, queue], api_name="submit")
+    refresh.click(lambda: queue_frame(ctx), None, queue, api_name="queue")
+    timer.tick(lambda: queue_frame(ctx), None, queue, show_progress="hidden")

@@ -1,0 +1,284 @@
+"""The Space served for real: API flows through gradio_client, UI flows in headless Chromium.
+
+One app (in-process, free port, a fresh store, the engine's simulated ``scripted`` judge) serves
+every test of this module. Browser tests skip, with the reason, only when Chromium or Playwright
+is missing (``make test`` installs Chromium).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location(
+    "space_helpers", Path(__file__).parent / "browser" / "helpers.py"
+)
+helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(helpers)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+
+class Served:
+    def __init__(self, url: str, store_root: Path, demo: Any, worker: Any) -> None:
+        self.url, self.store_root, self.demo, self.worker = url, store_root, demo, worker
+
+    def store(self) -> Any:
+        from mirage_bench.submissions import SubmissionStore
+
+        return SubmissionStore(self.store_root)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    from space.app import SpaceConfig, launch
+
+    root = helpers.new_store()
+    port = helpers.free_port()
+    config = SpaceConfig(store_root=root, judge="scripted", worker_poll_s=0.3)
+    demo, worker = launch(config, host="127.0.0.1", port=port, block=False)
+    try:
+        yield Served(f"http://127.0.0.1:{port}/", root, demo, worker)
+    finally:
+        worker.stop()
+        demo.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def client(served: Served) -> Any:
+    from gradio_client import Client
+
+    return Client(served.url, verbose=False)
+
+
+def _submit_args(upload: Any, name: str, contact: str) -> dict[str, Any]:
+    return dict(
+        mode="file",
+        upload=upload,
+        base_url="",
+        endpoint_model="",
+        model_name=name,
+        revision="main",
+        family="Fixture",
+        link="",
+        license_="",
+        contact=contact,
+    )
+
+
+def _finished(store: Any, name: str) -> Any:
+    reqs = [r for r in store.list_requests() if r.model_name == name]
+    if reqs and reqs[0].status.value == "FAILED":
+        raise AssertionError(f"submission failed: {reqs[0].reason}")
+    return reqs and reqs[0].status.value == "FINISHED" and reqs[0]
+
+
+# -- API (gradio_client) -------------------------------------------------------------------------
+def test_api_malformed_file_lists_errors_and_queues_nothing(served: Served, client: Any) -> None:
+    from gradio_client import handle_file
+
+    before = served.store().list_requests()
+    message, _queue = client.predict(
+        **_submit_args(
+            handle_file(str(helpers.FIXTURES / "malformed_responses.jsonl")), "api/bad", "bad@x.org"
+        ),
+        api_name="/submit",
+    )
+    assert "Not queued" in message
+    assert "line 2: duplicate (persona_id, task_id) pair ('seed_001', 'apartment')" in message
+    assert "line 5: not valid JSON" in message
+    assert served.store().list_requests() == before
+
+
+def test_api_submission_is_judged_and_ranked(served: Served, client: Any, tmp_path: Path) -> None:
+    from gradio_client import handle_file
+
+    from mirage_bench.leaderboard import load_board
+
+    path = helpers.responses_file(tmp_path / "responses.jsonl")
+    message, queue = client.predict(
+        **_submit_args(handle_file(str(path)), "api/model-one", "api@x.org"), api_name="/submit"
+    )
+    assert "Queued" in message, message
+    request = helpers.wait_for(lambda: _finished(served.store(), "api/model-one"), timeout=90)
+    assert request.progress_done == request.progress_total == request.n_responses
+    board = load_board(served.store_root)
+    row = board[board["model"] == "api/model-one"].iloc[0]
+    assert row["source"] == "measured" and row["judge"] == "scripted"
+    assert 0 <= row["oi_ci_low"] <= row["oi_pct"] <= row["oi_ci_high"] <= 100
+    # the same model and revision again is refused
+    message, _ = client.predict(
+        **_submit_args(handle_file(str(path)), "api/model-one", "api2@x.org"), api_name="/submit"
+    )
+    assert "already on the board or in the queue" in message
+
+
+def test_api_annotation_flow_never_returns_hidden_fields(served: Served, client: Any) -> None:
+    outputs = client.predict("fixture", "api-annotator", api_name="/annotate_start")
+    seen = [repr(outputs)]
+    assert "Your apartment has a modern and functional design" in repr(outputs)
+    for key in "abcd":
+        outputs = client.predict(api_name=f"/annotate_{key}")
+        seen.append(repr(outputs))
+    assert "Batch complete" in seen[-1]
+    for payload in seen:
+        for hidden in helpers.HIDDEN:
+            assert hidden not in payload, (hidden, payload)
+    labels = served.store().read_labels("fixture", "api-annotator")
+    assert [r["human_label"] for r in labels] == [
+        "GROUNDED",
+        "INFERRED_REASONABLE",
+        "INFERRED_STEREOTYPE",
+        "FABRICATED",
+    ]
+
+
+# -- Browser (Playwright + Debian chromium) --------------------------------------------------------
+#: The Model cell of the first body row of gradio 6's (virtualised) Dataframe.
+FIRST_MODEL = "#leaderboard-table [data-testid='cell-0-1']"
+
+
+@pytest.fixture(scope="module")
+def page(served: Served) -> Iterator[Any]:
+    executable = helpers.chromium_path()
+    if executable is None:
+        pytest.skip("chromium is not installed (make test installs it: apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (extra dev) is not installed")
+    helpers.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=helpers.CHROMIUM_ARGS)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+        pg.bodies = []  # every text response body the page received
+
+        def keep(response: Any) -> None:
+            kind = response.headers.get("content-type") or ""
+            try:
+                if ("text" in kind or "json" in kind) and "event-stream" not in kind:
+                    pg.bodies.append(response.text())
+            except Exception:  # streaming bodies may be unavailable
+                pass
+
+        pg.on("response", keep)
+        pg.goto(served.url, wait_until="load")
+        pg.wait_for_selector(FIRST_MODEL, timeout=30_000)
+        yield pg
+        browser.close()
+
+
+def _tab(page: Any, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+    page.wait_for_timeout(300)
+
+
+def _clear_upload(page: Any) -> None:
+    """Remove a file left in the upload box by an earlier test, so its file input is back."""
+    clear = page.locator("#submit-file button[aria-label='Clear']")
+    if clear.count():
+        clear.first.click()
+        page.wait_for_selector("#submit-file input[type=file]", state="attached", timeout=10_000)
+
+
+def _first_model(page: Any) -> str:
+    return page.locator(FIRST_MODEL).inner_text().strip()
+
+
+def test_browser_leaderboard_renders_and_sorts(page: Any) -> None:
+    _tab(page, "Leaderboard")
+    grid = page.locator("#leaderboard-table [role=grid]")
+    helpers.wait_for(lambda: grid.get_attribute("aria-rowcount") == "13", timeout=20)  # header + 12 rows
+    assert _first_model(page) == "Qwen3-8B"  # highest OI of Table 1
+    page.screenshot(path=str(helpers.ARTIFACTS / "space_leaderboard.png"), full_page=True)
+    page.locator("#lb-desc input").uncheck()
+    helpers.wait_for(lambda: _first_model(page) == "Gemini-3.1-pro", timeout=20)  # lowest OI
+    page.locator("#lb-desc input").check()
+    helpers.wait_for(lambda: _first_model(page) == "Qwen3-8B", timeout=20)
+
+
+def test_browser_malformed_file_shows_errors_and_changes_nothing(page: Any, served: Served) -> None:
+    _tab(page, "Submit")
+    before = served.store().list_requests()
+    _clear_upload(page)
+    page.locator("#submit-file input[type=file]").set_input_files(
+        str(helpers.FIXTURES / "malformed_responses.jsonl")
+    )
+    page.locator("#submit-model textarea, #submit-model input").first.fill("ui/bad-model")
+    page.locator("#submit-family textarea, #submit-family input").first.fill("Fixture")
+    page.locator("#submit-contact textarea, #submit-contact input").first.fill("ui-bad@x.org")
+    page.locator("#submit-button").click()
+    page.wait_for_selector("#submit-message :text('Not queued')", timeout=20_000)
+    text = page.locator("#submit-message").inner_text()
+    assert "line 3: unknown (persona_id, task_id) pair" in text
+    assert served.store().list_requests() == before
+    page.screenshot(path=str(helpers.ARTIFACTS / "space_submit_errors.png"), full_page=True)
+
+
+def test_browser_submission_goes_pending_to_finished_and_row_appears(
+    page: Any, served: Served, tmp_path: Path
+) -> None:
+    _tab(page, "Submit")
+    path = helpers.responses_file(tmp_path / "ui.jsonl")
+    _clear_upload(page)
+    page.locator("#submit-file input[type=file]").set_input_files(str(path))
+    page.locator("#submit-model textarea, #submit-model input").first.fill("ui/model-two")
+    page.locator("#submit-family textarea, #submit-family input").first.fill("Fixture")
+    page.locator("#submit-contact textarea, #submit-contact input").first.fill("ui@x.org")
+    page.locator("#submit-button").click()
+    page.wait_for_selector("#submit-message :text('Queued')", timeout=20_000)
+    queue = page.locator("#queue-table")
+    helpers.wait_for(lambda: "ui/model-two" in queue.inner_text(), timeout=20)
+    helpers.wait_for(lambda: _finished(served.store(), "ui/model-two"), timeout=90)
+    helpers.wait_for(lambda: "FINISHED" in queue.inner_text() and "judged" in queue.inner_text(), timeout=20)
+    page.screenshot(path=str(helpers.ARTIFACTS / "space_submit_finished.png"), full_page=True)
+    _tab(page, "Leaderboard")
+    page.locator("#lb-refresh").click()
+    judge = page.locator("#lb-judge input")
+    judge.click()
+    page.get_by_role("option", name="scripted", exact=True).click()
+    helpers.wait_for(lambda: "ui/model-two" in page.locator("#leaderboard-table").inner_text(), timeout=20)
+    assert "Qwen3-8B" not in page.locator("#leaderboard-table").inner_text()  # judges are never mixed
+    page.screenshot(path=str(helpers.ARTIFACTS / "space_leaderboard_measured.png"), full_page=True)
+
+
+def test_browser_annotation_keys_advance_and_hide_the_judge(page: Any, served: Served) -> None:
+    _tab(page, "Annotate")
+    page.locator("#annotate-annotator textarea, #annotate-annotator input").first.fill("ui-annotator")
+    page.locator("#annotate-start").click()
+    page.wait_for_selector("#annotate-claim :text('Your apartment has a modern')", timeout=20_000)
+    page.screenshot(path=str(helpers.ARTIFACTS / "space_annotate.png"), full_page=True)
+    claims = []
+    for key, count in zip("ABCD", range(1, 5), strict=True):
+        page.locator("body").click(position={"x": 5, "y": 5})  # focus outside any text field
+        page.keyboard.press(key.lower())
+        helpers.wait_for(
+            lambda c=count: f"{c} of 4 labelled" in page.locator("#annotate-progress").inner_text(),
+            timeout=20,
+        )
+        claims.append(page.locator("#annotate-claim").inner_text())
+        html = page.content()
+        for hidden in helpers.HIDDEN:
+            assert hidden not in html, hidden
+    assert "Batch complete" in page.locator("#annotate-status").inner_text()
+    labels = served.store().read_labels("fixture", "ui-annotator")
+    assert [r["human_label"] for r in labels] == [
+        "GROUNDED",
+        "INFERRED_REASONABLE",
+        "INFERRED_STEREOTYPE",
+        "FABRICATED",
+    ]
+    for body in page.bodies:
+        for hidden in helpers.HIDDEN:
+            assert hidden not in body, hidden
+
+
+@pytest.mark.parametrize("tab", ["Plots", "Browse", "Reward models", "About"])
+def test_browser_screenshot_other_tabs(page: Any, tab: str) -> None:
+    _tab(page, tab)
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(helpers.ARTIFACTS / f"space_{tab.split()[0].lower()}.png"), full_page=True)
+    assert page.locator("body").inner_text()

@@ -1,0 +1,222 @@
+"""Leaderboard table, Browse data, plots and the space CLI commands (no server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from mirage_bench import browse
+from mirage_bench import leaderboard as lb
+from mirage_bench.cli import app
+from mirage_bench.reported import PAPER_JUDGE
+
+
+def _claims(model: str, judge: str, labels: list[str], *, smoke: bool = False) -> pd.DataFrame:
+    rows = []
+    for i, label in enumerate(labels):
+        rows.append(
+            {
+                "model": model,
+                "judge": judge,
+                "persona_id": f"p{i % 4}",
+                "stereotype_type": ["stereotypical", "counter_stereotypical"][i % 2],
+                "task_id": ["apartment", "birthday_gift"][i % 2],
+                "claim_index": i,
+                "claim": f"c{i}",
+                "label": label,
+                "accuracy": "UNVERIFIABLE",
+                "reasoning": "",
+                "judge_prompt_sha256": "x",
+                "smoke_test": smoke,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _board(tmp_path: Path) -> pd.DataFrame:
+    results = tmp_path / "results"
+    specs = [
+        ("m/real", "openai:judge-x", ["FABRICATED", "GROUNDED", "INFERRED_STEREOTYPE", "GROUNDED"], False),
+        ("m/smoke", "local", ["GROUNDED"] * 4, True),
+    ]
+    for name, judge, labels, smoke in specs:
+        row = lb.measured_row(
+            _claims(name, judge, labels, smoke=smoke), meta=lb.RowMeta(model=name, family="F")
+        )
+        lb.write_row(results / name.replace("/", "_") / "leaderboard_row.json", row)
+    return lb.load_board(tmp_path)
+
+
+def test_reported_rows_seed_the_board_under_the_paper_judge(tmp_path: Path) -> None:
+    board = lb.load_board(tmp_path)
+    assert len(board) == 12 and set(board["source"]) == {"reported"}
+    view = lb.board_view(board, judge=PAPER_JUDGE)
+    assert list(view["#"]) == list(range(1, 13))
+    assert view.iloc[0]["Model"] == "Qwen3-8B" and view.iloc[0]["OI %"] == 48.7
+    assert set(view["OI 95% CI"]) == {""}  # the paper prints no per-model CI
+
+
+def test_measured_row_numbers(tmp_path: Path) -> None:
+    row = lb.measured_row(
+        _claims("m", "j", ["FABRICATED", "GROUNDED", "INFERRED_STEREOTYPE", "GROUNDED"]),
+        [{"self_audit": {"status": "ok", "claims": [{"category": "GROUNDED"}, {"category": "FABRICATED"}]}}],
+    )
+    assert row["oi_pct"] == pytest.approx(50.0) and row["claims"] == 4
+    assert row["grounded_pct"] == pytest.approx(50.0)
+    assert row["apartment_oi_pct"] == pytest.approx(100.0) and row["birthday_gift_oi_pct"] == pytest.approx(
+        0.0
+    )
+    assert row["stereotype_delta_pp"] == pytest.approx(100.0)
+    assert row["self_oi_pct"] == pytest.approx(50.0) and row["gap_pp"] == pytest.approx(0.0)
+    assert row["pattern"] == "Calib."
+    assert 0 <= row["oi_ci_low"] <= 50 <= row["oi_ci_high"] <= 100
+    with pytest.raises(ValueError, match="exactly one judge"):
+        lb.measured_row(pd.concat([_claims("m", "a", ["GROUNDED"]), _claims("m", "b", ["GROUNDED"])]))
+
+
+def test_views_never_mix_judges_and_hide_smoke_tests(tmp_path: Path) -> None:
+    board = _board(tmp_path)
+    assert lb.judges(board) == [PAPER_JUDGE, "openai:judge-x"]
+    assert "local" in lb.judges(board, include_smoke=True)
+    view = lb.board_view(board, judge="openai:judge-x")
+    assert list(view["Model"]) == ["m/real"] and view.iloc[0]["OI 95% CI"].startswith("[")
+    assert lb.board_view(board, judge="local").empty
+    assert list(lb.board_view(board, judge="local", show_smoke=True)["Model"]) == ["m/smoke"]
+
+
+def test_search_filters_sort_and_columns(tmp_path: Path) -> None:
+    board = lb.load_board(tmp_path)
+    assert list(lb.board_view(board, judge=PAPER_JUDGE, search="qwen")["Model"]) == [
+        "Qwen3-8B",
+        "Qwen3.6-plus",
+    ]
+    assert set(lb.board_view(board, judge=PAPER_JUDGE, families=["OpenAI"])["Model"]) == {
+        "GPT-5.5",
+        "GPT-5.4-nano",
+        "GPT-4o-mini",
+    }
+    assert lb.board_view(board, judge=PAPER_JUDGE, sources=["measured"]).empty
+    by_self = lb.board_view(board, judge=PAPER_JUDGE, sort_by="Self-audit OI %", ascending=True)
+    assert by_self.iloc[0]["Model"] == "Qwen3-8B" and by_self.iloc[-1]["Model"] == "Kimi-K2.5"
+    per_task = lb.board_view(board, judge=PAPER_JUDGE, groups=["Per task"])
+    assert "Apartment OI %" in per_task.columns and "Claims" not in per_task.columns
+
+
+def test_browse_reads_judged_run_dirs(tmp_path: Path) -> None:
+    run = tmp_path / "results" / "s1"
+    run.mkdir(parents=True)
+    (run / "responses.jsonl").write_text(
+        json.dumps(
+            {
+                "persona_id": "seed_001",
+                "task_id": "apartment",
+                "response": "You love <b>climbing</b> and plants.",
+            }
+        )
+        + "\n"
+    )
+    (run / "judgments.jsonl").write_text(
+        json.dumps(
+            {
+                "model": "m",
+                "judge": "j",
+                "persona_id": "seed_001",
+                "task_id": "apartment",
+                "status": "ok",
+                "claims": [
+                    {"claim": "love <b>climbing</b>", "label": "GROUNDED", "reasoning": "fact 2"},
+                    {"claim": "plants", "label": "FABRICATED", "reasoning": "nothing said"},
+                ],
+            }
+        )
+        + "\n"
+    )
+    dirs = browse.judged_run_dirs(tmp_path)
+    items = browse.judged_responses(dirs, "apartment", labels=["FABRICATED"])
+    assert len(items) == 1 and [c["claim"] for c in items[0]["claims"]] == ["plants"]
+    html = browse.render_judged(browse.judged_responses(dirs, "apartment"))
+    assert "<b>" not in html and "&lt;b&gt;climbing" in html and "nothing said" in html
+    assert browse.judged_responses(dirs, "rec_letter") == []
+
+
+def test_reward_summary_from_a_scored_pair_set(tmp_path: Path) -> None:
+    from mirage_bench import plots
+
+    path = tmp_path / "set.jsonl"
+    rows = [
+        {"pair_id": str(i), "generator": "g", "p_memory": p, "human_prefers_memory": y, "strength": 1}
+        for i, (p, y) in enumerate([(0.9, 1), (0.8, 1), (0.2, 0), (0.6, 0)])
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    text, fig = plots.reward_summary(path)
+    assert "accuracy 75.0%" in text and fig is not None
+
+
+def test_annotate_sample_command_writes_a_blind_sample(tmp_path: Path) -> None:
+    from mirage_bench.personas import load_personas
+
+    personas = [p.persona_id for p in load_personas()][:30]
+    labels = ["GROUNDED", "INFERRED_REASONABLE", "INFERRED_STEREOTYPE", "FABRICATED"]
+    rows = [
+        {
+            "model": f"m{i % 9}",
+            "judge": "j",
+            "persona_id": personas[i % 30],
+            "stereotype_type": "neutral",
+            "task_id": [
+                "apartment",
+                "rec_letter",
+                "stress_source",
+                "weekend_itinerary",
+                "dating_profile",
+                "birthday_gift",
+            ][i % 6],
+            "claim_index": i,
+            "claim": f"claim {i}",
+            "label": labels[i % 4],
+            "accuracy": "UNVERIFIABLE",
+            "reasoning": "r",
+            "judge_prompt_sha256": "x",
+            "smoke_test": False,
+        }
+        for i in range(400)
+    ]
+    run = tmp_path / "run"
+    run.mkdir()
+    pd.DataFrame(rows).to_parquet(run / "claims.parquet")
+    store = tmp_path / "store"
+    args = [
+        "annotate-sample",
+        "--runs",
+        str(run),
+        "--store",
+        str(store),
+        "--per-class",
+        "10",
+        "--min-models",
+        "2",
+        "--min-tasks",
+        "2",
+        "--min-personas",
+        "5",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    sample = [
+        json.loads(x)
+        for x in (store / "annotation" / "samples" / "validation.jsonl").read_text().splitlines()
+    ]
+    assert len(sample) == 40 and [s["position"] for s in sample] == list(range(40))
+    assert {s["judge_label"] for s in sample} == set(labels)
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code != 0 and "--force" in again.output
+
+
+@pytest.mark.parametrize("command", ["space", "worker", "annotate-sample"])
+def test_commands_have_help(command: str) -> None:
+    result = CliRunner().invoke(app, [command, "--help"])
+    assert result.exit_code == 0 and "--store" in result.output
