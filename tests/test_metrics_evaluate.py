@@ -1,0 +1,102 @@
+"""The three ``evaluate`` modules load offline from their folders and reproduce the papers' numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirage_bench.metrics.agreement import labels_from_confusion
+from mirage_bench.metrics.labels import LABEL_NAMES
+from mirage_bench.reported import load_reported, reported_statistic
+
+METRICS = Path(__file__).resolve().parent.parent / "mirage_bench" / "metrics"
+CARD_SECTIONS = ("Description", "How to use", "Inputs", "Output values", "Examples", "Limitations",
+                 "Citation")
+
+
+@pytest.fixture(scope="module")
+def evaluate_module():
+    return pytest.importorskip("evaluate")
+
+
+@pytest.mark.parametrize("name", ["over_inference", "judge_agreement", "reward_accuracy"])
+def test_module_folder_and_card(name: str) -> None:
+    folder = METRICS / name
+    assert (folder / f"{name}.py").is_file()
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    for section in CARD_SECTIONS:
+        assert f"## {section}" in card, (name, section)
+    # evaluate's requirement scanner wants one module per import line
+    for line in (folder / f"{name}.py").read_text(encoding="utf-8").splitlines():
+        if line.startswith("import "):
+            assert "," not in line, line
+
+
+def test_over_inference_module_reproduces_table1(evaluate_module) -> None:
+    metric = evaluate_module.load(str(METRICS / "over_inference"))
+    t1 = load_reported("table1")
+    t1 = t1[t1.row_type == "model"]
+    labels, models = [], []
+    for row in t1.itertuples():
+        shares = (row.grounded_pct, row.stereotype_pct, row.fabricated_pct)
+        g, s, f = (round(row.claims * p / 100) for p in shares)
+        counts = (g, row.claims - g - s - f, s, f)
+        labels += [name for name, k in zip(LABEL_NAMES, counts, strict=True) for _ in range(k)]
+        models += [row.model] * row.claims
+    out = metric.compute(predictions=labels, models=models)
+    for key in ("oi_rate", "grounded_rate", "reasonable_rate", "stereotype_rate", "fabricated_rate",
+                "n_claims"):
+        assert key in out
+    assert out["n_claims"] == 143_616
+    assert round(100 * out["macro_oi_rate"], 1) == reported_statistic("macro_oi_pct")
+    assert round(100 * out["micro_oi_rate"], 1) == reported_statistic("micro_oi_pct")
+    assert set(out["per_model"]) == set(t1.model)
+
+
+def test_over_inference_module_breakdowns_and_ci(evaluate_module) -> None:
+    metric = evaluate_module.load(str(METRICS / "over_inference"))
+    out = metric.compute(predictions=["G", "F", "S", "R", "F", "G"], models=["a", "a", "a", "b", "b", "b"],
+                         tasks=["t1", "t2", "t1", "t2", "t1", "t2"],
+                         groups=["stereotypical", "stereotypical", "counter_stereotypical"] * 2,
+                         records=["r1", "r1", "r2", "r1", "r2", "r2"], n_resamples=500)
+    assert out["per_task"]["t1"]["oi_rate"] == 2 / 3
+    assert out["stereotype_gap"] == pytest.approx(0.5 - 0.5)
+    assert out["oi_ci"][0] <= out["oi_rate"] <= out["oi_ci"][1]
+    assert "oi_ci" in out["per_model"]["a"]
+    with pytest.raises(ValueError, match="unknown label"):
+        metric.compute(predictions=["GROUNDED", "MADE_UP"])
+
+
+def test_judge_agreement_module_reproduces_appendix_h(evaluate_module) -> None:
+    metric = evaluate_module.load(str(METRICS / "judge_agreement"))
+    h3 = load_reported("h3")
+    matrix = h3[h3.row_type == "label"].filter(like="judge_").to_numpy()
+    predictions, references = labels_from_confusion(matrix)
+    out = metric.compute(predictions=[LABEL_NAMES[i] for i in predictions],
+                         references=[LABEL_NAMES[i] for i in references])
+    tol = 0.0005 + 1e-12  # rounds (half up) to the printed three decimals; accuracy is 359/400 = 0.8975
+    assert abs(out["accuracy"] - 0.898) <= tol and abs(out["kappa"] - 0.863) <= tol
+    assert abs(out["macro_f1"] - 0.896) <= tol
+    assert abs(out["binary_accuracy"] - 0.950) <= tol and abs(out["binary_kappa"] - 0.900) <= tol
+    assert [round(out["per_class_f1"][label], 3) for label in LABEL_NAMES] == [0.947, 0.863, 0.876, 0.897]
+    assert out["confusion_matrix"] == matrix.tolist()
+    assert out["disagreements_by_distance"] == {1: 29, 2: 12, 3: 0}
+
+
+def test_reward_accuracy_module(evaluate_module) -> None:
+    metric = evaluate_module.load(str(METRICS / "reward_accuracy"))
+    rng = np.random.default_rng(0)
+    references = rng.integers(0, 2, 200)
+    predictions = np.clip(0.5 + (references - 0.5) * rng.uniform(-0.2, 0.8, 200), 0, 1)
+    out = metric.compute(predictions=predictions.tolist(), references=references.tolist(),
+                         generators=["g1", "g2"] * 100, n_resamples=500)
+    for key in ("accuracy", "majority_baseline", "memory_selection_rate", "human_memory_rate"):
+        assert 0 <= out[key] <= 1
+    assert set(out["selective_accuracy"]) == {0.25, 0.5, 0.75, 1.0}
+    assert out["selective_accuracy"][0.25] >= out["selective_accuracy"][1.0]
+    assert out["selective_accuracy"][1.0] == out["accuracy"]
+    assert set(out["per_generator"]) == {"g1", "g2"}
+    margin = metric.compute(predictions=[1.5, -2.0], references=[1, 1], scale="margin")
+    assert margin["accuracy"] == 0.5
