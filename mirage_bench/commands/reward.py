@@ -1,9 +1,272 @@
-"""CLI commands of the reward area (filled in by the issue that owns this area)."""
+"""CLI of the reward area: ``mirage-bench reward build-pairs | train | score | evaluate | synthetic``."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from pathlib import Path
+
 import typer
+
+reward_app = typer.Typer(
+    help="Memory-aware reward model (seed 003): pairs, training, scoring, evaluation.", no_args_is_help=True
+)
+
+CACHE_HELP = "sqlite response cache (reused across runs; only successful completions are stored)."
+
+
+def _fail(exc: BaseException) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(2)
+
+
+@reward_app.command("build-pairs")
+def build_pairs_command(
+    participants: Path = typer.Option(
+        ..., "--participants", help="JSONL: participant_id, memories, queries, source."
+    ),
+    generator: list[str] = typer.Option(
+        ..., "--generator", help="Generator spec (repeat; one drawn per query)."
+    ),
+    screener: str = typer.Option(..., "--screener", help="Spec of the LLM that screens candidate pairs."),
+    out: Path = typer.Option(..., "--out", help="Output pairs JSONL (unlabelled)."),
+    embedder: str = typer.Option(
+        "sentence-transformers",
+        "--embedder",
+        help="sentence-transformers[:<dir>] | openai:text-embedding-3-small | hashing",
+    ),
+    k: int = typer.Option(9, "--k", min=1, help="Memories retrieved per query."),
+    per_participant: int = typer.Option(15, "--per-participant", min=1, help="Pairs kept per participant."),
+    seed: int = typer.Option(0, "--seed"),
+    cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
+    concurrency: int = typer.Option(8, "--concurrency", min=1),
+) -> None:
+    """Retrieve memories, generate with/without-memory responses, screen, keep the top pairs."""
+    from mirage_bench.reward.data import DataError, Participant, read_jsonl, write_jsonl
+    from mirage_bench.reward.llm import open_client
+    from mirage_bench.reward.pairs import build_pairs
+    from mirage_bench.reward.retrieval import make_embedder
+
+    try:
+        people = read_jsonl(participants, Participant)
+        gens = {g: open_client(g, cache_path=cache, concurrency=concurrency) for g in generator}
+        scr = open_client(screener, cache_path=cache, concurrency=concurrency)
+        report = asyncio.run(
+            build_pairs(
+                people, gens, scr, make_embedder(embedder), k=k, per_participant=per_participant, seed=seed
+            )
+        )
+    except (DataError, ValueError, ImportError, FileNotFoundError) as exc:
+        raise _fail(exc) from exc
+    write_jsonl(out, report.pairs)
+    typer.echo(
+        f"wrote {len(report.pairs)} pairs from {len(people)} participants to {out} "
+        f"({report.screened} screened, {len(report.dropped)} queries dropped)"
+    )
+    for line in report.dropped[:20]:
+        typer.echo(f"  dropped: {line}", err=True)
+
+
+@reward_app.command("train")
+def train_command(
+    pairs: Path = typer.Option(..., "--pairs", help="Labelled pairs JSONL."),
+    out: Path = typer.Option(..., "--out", help="Output directory (model, CV scores, fold audit)."),
+    judge: str = typer.Option(
+        None, "--judge", help="Rubric induction/scoring LLM spec (omit: response features only)."
+    ),
+    subset: str = typer.Option(
+        "clear", "--subset", help="clear (much-better only, as in §5) | strict (all non-ties)."
+    ),
+    folds: int = typer.Option(5, "--folds", min=2),
+    shuffles: int = typer.Option(10, "--shuffles", min=1),
+    inner_folds: int = typer.Option(4, "--inner-folds", min=2),
+    passes: int = typer.Option(5, "--passes", min=1),
+    per_pass: int = typer.Option(10, "--per-pass", min=1),
+    dims_per_pass: int = typer.Option(10, "--dims-per-pass", min=1),
+    seed: int = typer.Option(0, "--seed"),
+    cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
+    concurrency: int = typer.Option(8, "--concurrency", min=1),
+    cv: bool = typer.Option(True, "--cv/--no-cv", help="Run the grouped cross-validation (held-out scores)."),
+) -> None:
+    """Grouped CV (held-out scores + ablations) and the full-data fit, saved with rubric and weights."""
+    from mirage_bench.reward.artifact import fit_full
+    from mirage_bench.reward.data import DataError, load_pairs, write_jsonl
+    from mirage_bench.reward.evaluation import evaluate_scores, select_pairs
+    from mirage_bench.reward.features import build_features
+    from mirage_bench.reward.llm import is_smoke, open_client
+    from mirage_bench.reward.model import CVError, FixedFeaturizer, RubricFeaturizer, cross_validate
+    from mirage_bench.reward.rubric import RubricError
+
+    try:
+        all_pairs = load_pairs(pairs)
+        data = select_pairs(all_pairs, subset)
+        client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
+        featurizer = (
+            RubricFeaturizer(client, passes=passes, per_pass=per_pass, dims_per_pass=dims_per_pass)
+            if client
+            else FixedFeaturizer(asyncio.run(build_features(None, None, data)))
+        )
+        out.mkdir(parents=True, exist_ok=True)
+        if cv:
+            res = asyncio.run(
+                cross_validate(
+                    data, featurizer, n_splits=folds, n_shuffles=shuffles, inner_splits=inner_folds, seed=seed
+                )
+            )
+            write_jsonl(out / "cv_scores.jsonl", [r for recs in res.scores.values() for r in recs])
+            audit = [
+                {
+                    "shuffle": f.shuffle,
+                    "fold": f.fold,
+                    "train_participants": f.train_participants,
+                    "test_participants": f.test_participants,
+                    "chosen_C": f.chosen_C,
+                    "failed_scores": f.failed_scores,
+                    "rubric": f.rubric.model_dump() if f.rubric else None,
+                }
+                for f in res.folds
+            ]
+            (out / "cv_folds.json").write_text(json.dumps(audit, indent=1) + "\n", encoding="utf-8")
+            typer.echo(evaluate_scores(all_pairs, res.scores, subset=subset).format())
+        model = asyncio.run(fit_full(data, featurizer, judge=judge, inner_splits=inner_folds, seed=seed))
+        model.smoke_test = bool(client and is_smoke(client))
+        path = model.save(out)
+    except (DataError, CVError, RubricError, ValueError, ImportError) as exc:
+        raise _fail(exc) from exc
+    typer.echo(
+        f"\nTable 4 - largest standardized coefficients of the full-data fit (C={model.C}, "
+        f"{model.n_pairs} pairs, {model.n_participants} participants, sources {model.pair_sources})"
+    )
+    for name, coef, mem in model.top_coefficients(5):
+        typer.echo(f"  {coef:+.3f}  {name}{'  [memory]' if mem else ''}")
+    if model.smoke_test:
+        typer.echo("WARNING: smoke-test judge; these weights mean nothing.")
+    typer.echo(f"saved {path}")
+
+
+@reward_app.command("score")
+def score_command(
+    pairs: Path = typer.Option(..., "--pairs", help="Pairs JSONL to score (labels not needed)."),
+    out: Path = typer.Option(..., "--out", help="Output score JSONL (pair_id, method, p_memory, ...)."),
+    method: str = typer.Option("model", "--method", help="model | direct-judge | rubric-judge | seq-rm"),
+    model_dir: Path = typer.Option(
+        None, "--model", help="Trained model dir (method model; rubric for rubric-judge)."
+    ),
+    judge: str = typer.Option(None, "--judge", help="LLM spec (model, direct-judge, rubric-judge)."),
+    rm: str = typer.Option(None, "--rm", help="Sequence-classification RM: local folder or Hub id (seq-rm)."),
+    memories: bool = typer.Option(
+        True, "--memories/--no-memories", help="seq-rm: include [Relevant Memories]."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Judges: seed of the per-pair presentation order."),
+    name: str = typer.Option(
+        None,
+        "--name",
+        help="Method name written in the scores (method model: default memory_aware_rm_full_fit).",
+    ),
+    cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
+    concurrency: int = typer.Option(8, "--concurrency", min=1),
+) -> None:
+    """Score pairs with a trained model or a baseline; write P(memory response preferred) per pair."""
+    from mirage_bench.reward.artifact import ArtifactError, TrainedRewardModel
+    from mirage_bench.reward.baselines import judge_pairs
+    from mirage_bench.reward.data import DataError, load_pairs, write_jsonl
+    from mirage_bench.reward.llm import is_smoke, open_client
+
+    try:
+        data = load_pairs(pairs)
+        client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
+        if method in ("model", "rubric-judge"):
+            if model_dir is None:
+                raise ValueError(f"--method {method} needs --model DIR")
+            trained = TrainedRewardModel.load(model_dir)
+        if method == "model":
+            if trained.rubric is not None and client is None:
+                raise ValueError("this model has rubric features: give --judge")
+            records = asyncio.run(trained.score_pairs(data, client))
+            for r in records:
+                r.method = name or "memory_aware_rm_full_fit"
+        elif method in ("direct-judge", "rubric-judge"):
+            if client is None:
+                raise ValueError(f"--method {method} needs --judge")
+            kind = "direct" if method == "direct-judge" else "rubric"
+            rubric = trained.rubric if kind == "rubric" else None
+            if kind == "rubric" and rubric is None:
+                raise ValueError("the model in --model has no rubric")
+            res = asyncio.run(judge_pairs(client, data, kind=kind, rubric=rubric, seed=seed))
+            records = [r for recs in res.values() for r in recs]
+        elif method == "seq-rm":
+            if not rm:
+                raise ValueError("--method seq-rm needs --rm")
+            from mirage_bench.reward.hf_rm import SequenceClassifierRewardModel
+
+            records = SequenceClassifierRewardModel.from_pretrained(rm).score_pairs(
+                data, with_memories=memories
+            )
+        else:
+            raise ValueError(f"unknown --method {method!r}")
+    except (DataError, ArtifactError, ValueError, ImportError, OSError) as exc:
+        raise _fail(exc) from exc
+    if client is not None and is_smoke(client):
+        for r in records:
+            r.details["smoke_test"] = True
+        typer.echo("WARNING: smoke-test model; these scores mean nothing.", err=True)
+    if name and method != "model":
+        for r in records:
+            r.method = f"{name}_{r.method}"
+    write_jsonl(out, records)
+    failed = sum(r.p_memory is None for r in records)
+    typer.echo(f"wrote {len(records)} scores to {out} ({failed} failed)")
+
+
+@reward_app.command("evaluate")
+def evaluate_command(
+    pairs: Path = typer.Option(..., "--pairs", help="Labelled pairs JSONL."),
+    scores: list[Path] = typer.Option(..., "--scores", help="Score JSONL (repeat for several files)."),
+    subset: str = typer.Option("clear", "--subset", help="clear | strict"),
+    out_dir: Path = typer.Option(
+        Path("submissions/store/reward"),
+        "--out-dir",
+        help="Where scored pair sets go (the Space's Reward tab reads this folder).",
+    ),
+    prefix: str = typer.Option("", "--prefix", help="File-name prefix of the scored pair sets."),
+    write: bool = typer.Option(True, "--write/--no-write", help="Write scored pair sets."),
+) -> None:
+    """Print Table 3 / Table 5 shaped results; write one scored pair set per method."""
+    from mirage_bench.reward.data import DataError, load_pairs
+    from mirage_bench.reward.evaluation import evaluate_scores, load_scores, select_pairs, write_scored_sets
+
+    try:
+        data = load_pairs(pairs)
+        by_method = load_scores(scores)
+        report = evaluate_scores(data, by_method, subset=subset)
+    except (DataError, ValueError) as exc:
+        raise _fail(exc) from exc
+    typer.echo(report.format())
+    if write:
+        for path in write_scored_sets(select_pairs(data, subset), by_method, out_dir, prefix=prefix):
+            typer.echo(f"wrote {path}")
+
+
+@reward_app.command("synthetic")
+def synthetic_command(
+    out: Path = typer.Option(
+        ..., "--out", help="Directory for synthetic_pairs.jsonl / synthetic_participants.jsonl."
+    ),
+    participants: int = typer.Option(20, "--participants", min=2),
+    pairs_per_participant: int = typer.Option(12, "--pairs-per-participant", min=1),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Write SYNTHETIC fixtures (fake participants and labels) for offline demos; never data."""
+    from mirage_bench.reward.data import write_jsonl
+    from mirage_bench.reward.synthetic import synthetic_pairs, synthetic_participants
+
+    write_jsonl(
+        out / "synthetic_pairs.jsonl", synthetic_pairs(participants, pairs_per_participant, seed=seed)
+    )
+    write_jsonl(out / "synthetic_participants.jsonl", synthetic_participants(min(participants, 4), seed=seed))
+    typer.echo(f"wrote SYNTHETIC fixtures to {out} (use --judge synthetic for the scripted test double)")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the top-level app."""
+    """Add the ``reward`` command group to the top-level app."""
+    app.add_typer(reward_app, name="reward")

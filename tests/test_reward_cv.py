@@ -1,0 +1,172 @@
+"""Grouped cross-validation of the memory-aware reward model: cycle, reproducibility, no leakage."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+from sklearn.model_selection import StratifiedKFold
+
+from mirage_bench.reward.data import PreferencePair, clear_pairs
+from mirage_bench.reward.features import FeatureSet, build_features
+from mirage_bench.reward.model import (
+    CVError,
+    FixedFeaturizer,
+    RubricFeaturizer,
+    cross_validate,
+    fit_inner_cv,
+    make_pipeline,
+)
+from mirage_bench.reward.synthetic import synthetic_client, synthetic_pairs
+
+
+def _tagged(pairs: list[PreferencePair]) -> list[PreferencePair]:
+    """Make every query name its participant, so prompts reveal whose pairs they show."""
+    return [p.model_copy(update={"query": f"{p.query} [{p.participant_id}]"}) for p in pairs]
+
+
+@pytest.fixture(scope="module")
+def pairs() -> list[PreferencePair]:
+    return _tagged(clear_pairs(synthetic_pairs(12, 10, seed=11)))
+
+
+def _acc(result, method, pairs) -> float:
+    y = np.array([p.human_prefers_memory for p in pairs])
+    p = np.array([r.p_memory for r in result.scores[method]])
+    return float(((p > 0.5) == y).mean())
+
+
+@pytest.fixture(scope="module")
+def rubric_cv(pairs):
+    """One rubric-feature CV run (5 folds) with every backend call recorded."""
+    record: list = []
+    client = synthetic_client(record)
+    res = asyncio.run(
+        cross_validate(
+            pairs,
+            RubricFeaturizer(client, passes=3, per_pass=6),
+            n_shuffles=1,
+            seed=5,
+            blocks=("all", "response"),
+        )
+    )
+    return res, record
+
+
+def test_rubric_model_beats_majority_and_ablations_on_synthetic(pairs, rubric_cv):
+    res, record = rubric_cv
+    y = np.array([p.human_prefers_memory for p in pairs])
+    majority = max(y.mean(), 1 - y.mean())
+    full = _acc(res, "memory_aware_rm", pairs)
+    assert full > majority + 0.15
+    assert full >= _acc(res, "memory_aware_rm_response_only", pairs)
+    assert {f.fold for f in res.folds} == set(range(5))
+    assert all(set(f.chosen_C.values()) <= {0.003, 0.01, 0.03, 0.1, 0.3} for f in res.folds)
+    # every fold induced its own rubric: 3 passes + 1 consolidation per fold
+    titles = [t for t, _ in record]
+    assert titles.count("InductionAnswer") == 15 and titles.count("ConsolidationAnswer") == 5
+
+
+def test_rubric_is_induced_from_training_participants_only(pairs, rubric_cv):
+    res, record = rubric_cv
+    induction = [text for title, text in record if title == "InductionAnswer"]
+    assert len(induction) == 3 * len(res.folds) == 15
+    participants = {p.participant_id for p in pairs}
+    by_pair = {p.pair_id: p.participant_id for p in pairs}
+    for i, fold in enumerate(res.folds):  # folds run one after another, passes inside a fold concurrently
+        assert set(fold.train_participants).isdisjoint(fold.test_participants)
+        assert set(fold.train_participants) | set(fold.test_participants) == participants
+        shown = {pid for text in induction[3 * i : 3 * i + 3] for pid in participants if f"[{pid}]" in text}
+        assert shown and shown <= set(fold.train_participants)
+        assert {by_pair[pid] for pid in fold.rubric.induced_from} <= set(fold.train_participants)
+
+
+def test_cross_validation_is_reproducible_given_the_seed(pairs):
+    feats = asyncio.run(build_features(None, None, pairs))
+
+    def run(seed: int):
+        return asyncio.run(
+            cross_validate(
+                pairs, FixedFeaturizer(feats), n_shuffles=2, seed=seed, blocks=("all",), c_grid=(0.1,)
+            )
+        )
+
+    a, b, c = run(7), run(7), run(8)
+    pa = [r.p_memory for r in a.scores["memory_aware_rm"]]
+    assert pa == [r.p_memory for r in b.scores["memory_aware_rm"]]
+    assert [f.test_participants for f in a.folds] == [f.test_participants for f in b.folds]
+    assert [f.test_participants for f in a.folds] != [f.test_participants for f in c.folds]
+    assert all(r.details["n_predictions"] == 2 for r in a.scores["memory_aware_rm"])  # averaged over shuffles
+
+
+def _participant_label_data(seed: int = 0):
+    """SYNTHETIC: each participant almost always prefers one side; features carry no other signal."""
+    rng = np.random.default_rng(seed)
+    n_part, per = 20, 8
+    groups = np.repeat([f"synthetic_u{i:02d}" for i in range(n_part)], per)
+    side = rng.random(n_part) < 0.5
+    y = np.array([s if rng.random() < 0.95 else not s for s in np.repeat(side, per)]).astype(int)
+    onehot = (groups[:, None] == np.unique(groups)[None, :]).astype(float)
+    noise = rng.normal(size=(len(y), 3))
+    pairs = [
+        PreferencePair(
+            pair_id=f"synthetic_{i}",
+            participant_id=g,
+            query="q",
+            memories=[],
+            response_memory="a",
+            response_no_memory="b",
+            generator="g",
+            source="synthetic",
+            preference="memory_much_better" if yi else "no_memory_much_better",
+        )
+        for i, (g, yi) in enumerate(zip(groups, y, strict=True))
+    ]
+    return pairs, y, groups, noise, onehot
+
+
+def test_participant_id_feature_cannot_raise_held_out_accuracy():
+    pairs, y, groups, noise, onehot = _participant_label_data()
+    ids = [p.pair_id for p in pairs]
+    X_leak = np.hstack([noise, onehot, np.arange(len(y))[:, None] // 8])  # one-hot + integer participant code
+    names = [f"f{i}" for i in range(X_leak.shape[1])]
+    with_id = FeatureSet(ids, X_leak, names, [], list(range(len(names))))
+    without = FeatureSet(ids, noise, names[:3], [], [0, 1, 2])
+    acc_with = _mean_acc(pairs, y, with_id)
+    acc_without = _mean_acc(pairs, y, without)
+    assert acc_with <= acc_without + 0.08
+    assert acc_with <= 0.65  # participant-level labels are not predictable for unseen participants
+    # The same features under a row-level (leaky) split would look excellent: the test has power.
+    leaky = []
+    for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(X_leak, y):
+        model, _ = fit_inner_cv(X_leak[tr], y[tr], np.arange(len(tr)) % 4, c_grid=(0.1,))
+        leaky.append((model.predict(X_leak[te]) == y[te]).mean())
+    assert np.mean(leaky) > 0.85
+
+
+def _mean_acc(pairs, y, feats) -> float:
+    res = asyncio.run(
+        cross_validate(pairs, FixedFeaturizer(feats), n_shuffles=2, seed=1, blocks=("all",), c_grid=(0.1,))
+    )
+    p = np.array([r.p_memory for r in res.scores["memory_aware_rm"]])
+    return float(((p > 0.5) == y).mean())
+
+
+def test_cv_refuses_unusable_data():
+    pairs, *_ = _participant_label_data()
+    few = [p for p in pairs if p.participant_id in ("synthetic_u00", "synthetic_u01", "synthetic_u02")]
+    feats = asyncio.run(build_features(None, None, few))
+    with pytest.raises(CVError, match="participants < 5 outer folds"):
+        asyncio.run(cross_validate(few, FixedFeaturizer(feats)))
+    tie = pairs[0].model_copy(update={"preference": "about_same"})
+    with pytest.raises(CVError, match="no strict preference"):
+        asyncio.run(cross_validate([tie, *pairs[1:]], FixedFeaturizer(feats)))
+    with pytest.raises(CVError, match="single class"):
+        fit_inner_cv(np.zeros((8, 2)), np.ones(8, int), np.arange(8))
+
+
+def test_pipeline_fits_standardization_on_training_rows_only():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    pipe = make_pipeline(1.0).fit(X[:2], [0, 1])
+    assert pipe.named_steps["scale"].mean_.tolist() == [0.5]
