@@ -1,0 +1,286 @@
+"""The two ways to start a run: a full benchmark run of a model, or judging a responses file.
+
+Both resolve their arguments into a :class:`~mirage_bench.runs.RunIdentity` (which names the
+default run directory and guards resumption) and then call
+:func:`mirage_bench.instruments.pipeline.run_session`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mirage_bench.instruments.parsing import AuditClaim
+from mirage_bench.instruments.pipeline import (
+    RunSettings,
+    run_session,
+    select_personas,
+    select_stages,
+    select_tasks,
+)
+from mirage_bench.instruments.records import ResponseRecord, SelfAudit, SelfAuditClaim
+
+
+def _package_version() -> str:
+    from mirage_bench import __version__
+
+    return __version__
+
+
+def _is_smoke(spec: str | None, backend: Any) -> bool:
+    from mirage_bench.backends.registry import is_smoke_test
+
+    return spec == "local" or (backend is not None and is_smoke_test(backend))
+
+
+def start_run(
+    *,
+    model: str,
+    judge: str | None,
+    personas: str = "all",
+    tasks: str = "all",
+    stages: str = "task,judge",
+    concurrency: int = 8,
+    out: str | Path | None = None,
+    seed: int = 0,
+    max_tokens: int = 1024,
+    audit_max_tokens: int = 2048,
+    judge_max_tokens: int = 4096,
+    max_attempts: int = 3,
+    retry_failed: bool = True,
+    cache_path: str | Path | None = None,
+    model_price: tuple[float, float] | None = None,
+    judge_price: tuple[float, float] | None = None,
+    progress: bool = False,
+    backends: tuple[Any, Any] | None = None,
+    client_options: dict[str, Any] | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Run (or continue) a benchmark run; returns the run directory and its summary.
+
+    ``backends`` overrides the backends built from the specs (tests); the specs still name them.
+    ``client_options`` are extra :class:`~mirage_bench.client.ClientConfig` fields (e.g. backoff).
+    """
+    from mirage_bench.instruments.pipeline import _price
+    from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
+
+    stage_list = select_stages(stages)
+    if ("judge" in stage_list) and not judge:
+        raise ValueError("the judge stage needs --judge SPEC")
+    persona_list = select_personas(personas)
+    task_list = select_tasks(tasks)
+    settings_dict = {
+        "max_tokens": max_tokens,
+        "audit_max_tokens": audit_max_tokens,
+        "judge_max_tokens": judge_max_tokens,
+        "max_attempts": max_attempts,
+    }
+    identity = RunIdentity(
+        package_version=_package_version(),
+        model=model,
+        judge=judge,
+        personas=[p.persona_id for p in persona_list],
+        tasks=task_list,
+        stages=stage_list,
+        seed=seed,
+        settings=settings_dict,
+        prompt_sha256=prompt_shas(templates_for(stage_list, task_list)),
+    )
+    if backends is not None:
+        model_backend, judge_backend = backends
+    else:
+        model_backend = build_backend(model, seed=seed)
+        # one backend when model and judge are the same spec (a local model is loaded once)
+        same = judge == model
+        judge_backend = (model_backend if same else build_backend(judge, seed=seed)) if judge else None
+    scripts: list[Any] = []
+    if "accum" in stage_list:
+        from mirage_bench.accum_scripts import load_accum_scripts
+
+        scripts = load_accum_scripts()
+    settings = RunSettings(
+        personas=persona_list,
+        task_ids=task_list,
+        stages=stage_list,
+        model_name=model,
+        judge_name=judge,
+        seed=seed,
+        max_tokens=max_tokens,
+        audit_max_tokens=audit_max_tokens,
+        judge_max_tokens=judge_max_tokens,
+        max_attempts=max_attempts,
+        retry_failed=retry_failed,
+        smoke_test=_is_smoke(model, model_backend) or _is_smoke(judge, judge_backend),
+        accum_scripts=scripts,
+    )
+    run_dir = Path(out) if out else default_run_dir(identity)
+    summary = run_session(
+        identity,
+        run_dir,
+        settings,
+        model_backend=model_backend,
+        judge_backend=judge_backend,
+        concurrency=concurrency,
+        cache_path=cache_path,
+        progress=progress,
+        prices={"model": _price(model, model_price), "judge": _price(judge, judge_price)},
+        client_options=client_options,
+    )
+    return run_dir, summary
+
+
+class SubmissionRow(BaseModel):
+    """One line of a responses file: what a leaderboard submission uploads."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    persona_id: str
+    task_id: str
+    response: str
+    self_audit: list[AuditClaim] | dict[str, list[AuditClaim]] | None = None
+    model: str | None = None
+
+
+def read_responses_file(path: str | Path, model: str | None = None) -> list[ResponseRecord]:
+    """Validate a responses JSONL file into Task records; raise ``ValueError`` listing every bad line.
+
+    Each line: ``persona_id``, ``task_id``, ``response`` and optionally ``self_audit`` (a list of
+    ``{claim, category, reasoning}``, or ``{"claims": [...]}``) and ``model``.
+    """
+    from mirage_bench.instruments.common import oi_rate
+    from mirage_bench.personas import load_personas
+    from mirage_bench.tasks import TASK_IDS
+
+    personas = {p.persona_id: p for p in load_personas()}
+    problems: list[str] = []
+    records: list[ResponseRecord] = []
+    seen: dict[tuple[str, str], int] = {}
+    path = Path(path)
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = SubmissionRow.model_validate(json.loads(line))
+        except (json.JSONDecodeError, ValidationError) as exc:
+            problems.append(
+                f"line {number}: {str(exc).splitlines()[0] if isinstance(exc, ValidationError) else exc}"
+                + (
+                    f" ({exc.errors()[0]['loc']}: {exc.errors()[0]['msg']})"
+                    if isinstance(exc, ValidationError)
+                    else ""
+                )
+            )
+            continue
+        if row.persona_id not in personas:
+            problems.append(f"line {number}: unknown persona_id {row.persona_id!r}")
+            continue
+        if row.task_id not in TASK_IDS:
+            problems.append(f"line {number}: unknown task_id {row.task_id!r} (valid: {', '.join(TASK_IDS)})")
+            continue
+        key = (row.persona_id, row.task_id)
+        if key in seen:
+            problems.append(f"line {number}: duplicate of line {seen[key]} ({key[0]}, {key[1]})")
+            continue
+        seen[key] = number
+        name = model or row.model or path.stem
+        audit = SelfAudit(status="absent")
+        if row.self_audit is not None:
+            claims = row.self_audit if isinstance(row.self_audit, list) else row.self_audit.get("claims", [])
+            converted = [SelfAuditClaim(**c.model_dump()) for c in claims]
+            audit = SelfAudit(
+                status="ok",
+                claims=converted,
+                n_claims=len(converted),
+                oi_rate=oi_rate([c.category for c in converted]),
+            )
+        records.append(
+            ResponseRecord(
+                model=name,
+                persona_id=row.persona_id,
+                stereotype_type=personas[row.persona_id].stereotype_type,
+                task_id=row.task_id,
+                status="ok",
+                response=row.response,
+                self_audit=audit,
+            )
+        )
+    if problems:
+        shown = problems[:50] + ([f"... and {len(problems) - 50} more"] if len(problems) > 50 else [])
+        raise ValueError(f"{path}: {len(problems)} invalid line(s):\n" + "\n".join(shown))
+    if not records:
+        raise ValueError(f"{path}: no responses")
+    names = {r.model for r in records}
+    if len(names) > 1:
+        raise ValueError(f"{path}: rows name several models {sorted(names)}; pass --model NAME")
+    return records
+
+
+def judge_file(
+    *,
+    responses: str | Path,
+    judge: str,
+    out: str | Path | None = None,
+    model: str | None = None,
+    concurrency: int = 8,
+    seed: int = 0,
+    judge_max_tokens: int = 4096,
+    max_attempts: int = 3,
+    retry_failed: bool = True,
+    cache_path: str | Path | None = None,
+    judge_price: tuple[float, float] | None = None,
+    progress: bool = False,
+    judge_backend: Any = None,
+    client_options: dict[str, Any] | None = None,
+) -> tuple[Path, dict[str, Any]]:
+    """Judge a responses file produced elsewhere into a run directory; returns it and its summary."""
+    from mirage_bench.instruments.pipeline import _price
+    from mirage_bench.personas import get_persona
+    from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
+
+    records = read_responses_file(responses, model)
+    name = records[0].model
+    persona_ids = sorted({r.persona_id for r in records})
+    task_ids = sorted({r.task_id for r in records})
+    identity = RunIdentity(
+        package_version=_package_version(),
+        model=name,
+        judge=judge,
+        personas=persona_ids,
+        tasks=task_ids,
+        stages=["judge"],
+        seed=seed,
+        settings={"judge_max_tokens": judge_max_tokens, "max_attempts": max_attempts},
+        prompt_sha256=prompt_shas(templates_for(["judge"], task_ids)),
+        responses_sha256=hashlib.sha256(Path(responses).read_bytes()).hexdigest(),
+    )
+    backend = judge_backend if judge_backend is not None else build_backend(judge, seed=seed)
+    settings = RunSettings(
+        personas=[get_persona(p) for p in persona_ids],
+        task_ids=task_ids,
+        stages=["judge"],
+        model_name=name,
+        judge_name=judge,
+        seed=seed,
+        judge_max_tokens=judge_max_tokens,
+        max_attempts=max_attempts,
+        retry_failed=retry_failed,
+        smoke_test=_is_smoke(judge, backend),
+    )
+    run_dir = Path(out) if out else default_run_dir(identity)
+    summary = run_session(
+        identity,
+        run_dir,
+        settings,
+        model_backend=None,
+        judge_backend=backend,
+        concurrency=concurrency,
+        cache_path=cache_path,
+        progress=progress,
+        prices={"judge": _price(judge, judge_price)},
+        responses_to_seed=records,
+        client_options=client_options,
+    )
+    return run_dir, summary

@@ -1,0 +1,379 @@
+"""Drive a whole run: Task -> Judge per instance, Probe per persona, Accum per script; resumable.
+
+Records are appended to the run directory as they complete. On a restart, records already on
+disk are skipped (``call_failure`` / ``failed`` ones are retried by default), and calls that
+completed before the interruption come back from the response cache. At the end every record
+file is compacted (one record per key, sorted), so a resumed run's files equal an uninterrupted
+run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mirage_bench.instruments.records import JudgmentRecord, ResponseRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mirage_bench.client import Client
+    from mirage_bench.runs import RunDir
+    from mirage_bench.types import Persona
+
+
+@dataclass
+class RunSettings:
+    """What to run and how (everything but the backends)."""
+
+    personas: Sequence[Persona]
+    task_ids: Sequence[str]
+    stages: Sequence[str]
+    model_name: str
+    judge_name: str | None
+    seed: int = 0
+    max_tokens: int = 1024
+    audit_max_tokens: int = 2048
+    judge_max_tokens: int = 4096
+    max_attempts: int = 3
+    retry_failed: bool = True
+    smoke_test: bool = False
+    accum_scripts: Sequence[Any] = field(default_factory=tuple)
+
+
+class _Progress:
+    """Optional rich progress bars, one per stage (a no-op when disabled)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self._bar: Any = None
+        self._tasks: dict[str, Any] = {}
+        if enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(
+                TextColumn("{task.description:<8}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                transient=False,
+            )
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[_Progress]:
+        if self._bar is None:
+            yield self
+            return
+        with self._bar:
+            yield self
+
+    def add(self, name: str, total: int) -> None:
+        if self._bar is not None:
+            self._tasks[name] = self._bar.add_task(name, total=total)
+
+    def advance(self, name: str) -> None:
+        if self._bar is not None and name in self._tasks:
+            self._bar.advance(self._tasks[name])
+
+
+def _needs_redo(record: Any, retry_failed: bool) -> bool:
+    if record is None:
+        return True
+    if not retry_failed:
+        return False
+    status = getattr(record, "status", "ok")
+    if status in ("failed", "call_failure"):
+        return True
+    audit = getattr(record, "self_audit", None)
+    if audit is not None and audit.status == "call_failure":
+        return True
+    judgment = getattr(record, "judgment", None)
+    return judgment is not None and judgment.status == "call_failure"
+
+
+async def execute(
+    run: RunDir,
+    settings: RunSettings,
+    model_client: Client | None,
+    judge_client: Client | None,
+    *,
+    progress: bool = False,
+    on_record: Callable[[], None] | None = None,
+) -> None:
+    """Run every pending unit of work of ``settings`` into ``run``."""
+    from mirage_bench.instruments.accum import ACCUM_CONDITIONS, run_accum
+    from mirage_bench.instruments.judge import judge_response
+    from mirage_bench.instruments.probe import run_probe
+    from mirage_bench.instruments.task import run_task
+    from mirage_bench.tasks import get_task
+
+    s = settings
+    stores = {name: run.store(name) for name in ("responses", "judgments", "probe", "accum")}
+    done = {name: store.read() for name, store in stores.items()}
+    bars = _Progress(progress)
+
+    async def record(name: str, rec: Any) -> None:
+        # fsync in a worker thread: concurrent appends overlap instead of stalling the event loop
+        await asyncio.to_thread(stores[name].append, rec)
+        done[name][rec.key()] = rec
+        if on_record is not None:
+            on_record()
+
+    async def instance(persona: Persona, task_id: str) -> None:
+        key = (persona.persona_id, task_id)
+        rec: ResponseRecord | None = done["responses"].get(key)
+        if "task" in s.stages and _needs_redo(rec, s.retry_failed):
+            assert model_client is not None
+            rec = await run_task(
+                model_client,
+                persona,
+                get_task(task_id),
+                model_name=s.model_name,
+                seed=s.seed,
+                max_tokens=s.max_tokens,
+                audit_max_tokens=s.audit_max_tokens,
+                max_attempts=s.max_attempts,
+                smoke_test=s.smoke_test,
+            )
+            await record("responses", rec)
+        bars.advance("task")
+        if "judge" in s.stages and rec is not None and rec.status == "ok":
+            old: JudgmentRecord | None = done["judgments"].get(key)
+            if _needs_redo(old, s.retry_failed) or (old is not None and old.model != rec.model):
+                assert judge_client is not None and s.judge_name is not None
+                judgment = await judge_response(
+                    judge_client,
+                    rec,
+                    persona,
+                    judge_name=s.judge_name,
+                    seed=s.seed,
+                    max_tokens=s.judge_max_tokens,
+                    max_attempts=s.max_attempts,
+                    smoke_test=s.smoke_test,
+                )
+                await record("judgments", judgment)
+        bars.advance("judge")
+
+    async def probe(persona: Persona) -> None:
+        if _needs_redo(done["probe"].get((persona.persona_id,)), s.retry_failed):
+            assert model_client is not None
+            rec = await run_probe(
+                model_client,
+                persona,
+                model_name=s.model_name,
+                judge_client=judge_client,
+                judge_name=s.judge_name,
+                seed=s.seed,
+                max_tokens=s.audit_max_tokens,
+                judge_max_tokens=s.judge_max_tokens,
+                max_attempts=s.max_attempts,
+                smoke_test=s.smoke_test,
+            )
+            await record("probe", rec)
+        bars.advance("probe")
+
+    async def accum(persona: Persona, script: Any, condition: str) -> None:
+        if _needs_redo(done["accum"].get((condition, persona.persona_id)), s.retry_failed):
+            assert model_client is not None
+            rec = await run_accum(
+                model_client,
+                persona,
+                script.utterances,
+                script.contradictions,
+                model_name=s.model_name,
+                condition=condition,
+                seed=s.seed,
+                max_tokens=s.audit_max_tokens,
+                max_attempts=s.max_attempts,
+                smoke_test=s.smoke_test,
+            )
+            await record("accum", rec)
+        bars.advance("accum")
+
+    jobs: list[Any] = []
+    n_instances = len(s.personas) * len(s.task_ids)
+    if "task" in s.stages or "judge" in s.stages:
+        jobs += [instance(p, t) for p in s.personas for t in s.task_ids]
+    if "probe" in s.stages:
+        jobs += [probe(p) for p in s.personas]
+    scripts = {sc.persona_id: sc for sc in s.accum_scripts}
+    accum_personas = [p for p in s.personas if p.persona_id in scripts]
+    if "accum" in s.stages:
+        jobs += [accum(p, scripts[p.persona_id], c) for c in ACCUM_CONDITIONS for p in accum_personas]
+    with bars.running():
+        for stage, total in (
+            ("task", n_instances),
+            ("judge", n_instances),
+            ("probe", len(s.personas)),
+            ("accum", len(accum_personas) * len(ACCUM_CONDITIONS)),
+        ):
+            if stage in s.stages:
+                bars.add(stage, total)
+        await asyncio.gather(*jobs)
+
+
+# --- entry points used by the CLI ----------------------------------------------------------------
+def select_personas(spec: str) -> list[Persona]:
+    """``all``, a count ``N`` (the first N personas) or comma-separated persona ids."""
+    from mirage_bench.personas import get_persona, load_personas
+
+    spec = spec.strip()
+    personas = load_personas()
+    if spec == "all":
+        return personas
+    if spec.isdigit():
+        n = int(spec)
+        if not 1 <= n <= len(personas):
+            raise ValueError(f"--personas {n}: choose 1..{len(personas)}")
+        return personas[:n]
+    return [get_persona(pid.strip()) for pid in spec.split(",") if pid.strip()]
+
+
+def select_tasks(spec: str) -> list[str]:
+    """``all`` or comma-separated task ids (validated)."""
+    from mirage_bench.tasks import TASK_IDS, get_task
+
+    if spec.strip() == "all":
+        return list(TASK_IDS)
+    return [get_task(t.strip()).task_id for t in spec.split(",") if t.strip()]
+
+
+def select_stages(spec: str) -> list[str]:
+    """Comma-separated stages, validated and put in execution order."""
+    from mirage_bench.runs import STAGES
+
+    wanted = {s.strip() for s in spec.split(",") if s.strip()}
+    unknown = sorted(wanted - set(STAGES))
+    if unknown or not wanted:
+        raise ValueError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
+    return [s for s in STAGES if s in wanted]
+
+
+FREE_KINDS = ("scripted", "local", "transformers", "llamacpp", "vllm")
+
+
+@dataclass
+class Session:
+    """One process working on a run directory: backends, clients, manifest, usage bookkeeping."""
+
+    run: RunDir
+    manifest: Any
+    clients: dict[str, Client]
+    prices: dict[str, tuple[float, float] | None]
+    base_usage: dict[str, dict[str, int]]
+    records_since_save: int = 0
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        out = {}
+        for role, client in self.clients.items():
+            prev = self.base_usage.get(role, {})
+            stats = client.stats.as_dict()
+            out[role] = {k: prev.get(k, 0) + v for k, v in stats.items()}
+        return out
+
+    def save(self, status: str | None = None) -> None:
+        from mirage_bench.runs import utc_now
+
+        m = self.manifest
+        m.usage = self.usage()
+        costs = []
+        for role, u in m.usage.items():
+            price = self.prices.get(role)
+            if price is None:
+                costs.append(None)
+            else:
+                costs.append((u["input_tokens"] * price[0] + u["output_tokens"] * price[1]) / 1e6)
+        m.cost_estimate_usd = None if any(c is None for c in costs) else round(sum(costs), 6)
+        if status is not None:
+            m.status = status
+            m.finished_at = utc_now() if status != "running" else None
+        self.run.write_manifest(m)
+
+    def tick(self) -> None:
+        self.records_since_save += 1
+        if self.records_since_save >= 25:
+            self.records_since_save = 0
+            self.save()
+
+
+def _price(spec: str | None, given: tuple[float, float] | None) -> tuple[float, float] | None:
+    if given is not None:
+        return given
+    if spec is not None and spec.split(":")[0] in FREE_KINDS:
+        return (0.0, 0.0)
+    return None
+
+
+def run_session(
+    identity: Any,
+    run_dir: Any,
+    settings: RunSettings,
+    *,
+    model_backend: Any,
+    judge_backend: Any,
+    concurrency: int = 8,
+    cache_path: Any = None,
+    prices: dict[str, tuple[float, float] | None] | None = None,
+    progress: bool = False,
+    responses_to_seed: Sequence[ResponseRecord] = (),
+    client_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Open (or continue) ``run_dir``, execute the pending work, finalise the files; returns the summary."""
+    from pathlib import Path
+
+    from mirage_bench.cache import ResponseCache
+    from mirage_bench.client import Client, ClientConfig
+    from mirage_bench.instruments.records import write_json_atomic
+    from mirage_bench.instruments.summary import summarize
+    from mirage_bench.runs import RunDir, write_claims
+
+    run = RunDir(run_dir)
+    run.path.mkdir(parents=True, exist_ok=True)
+    with run.lock():
+        manifest = run.open(identity, smoke_test=settings.smoke_test)
+        if responses_to_seed:
+            store = run.store("responses")
+            have = store.read()
+            for rec in responses_to_seed:
+                if rec.key() not in have:
+                    store.append(rec)
+        cache = ResponseCache(Path(cache_path) if cache_path else run.path / "cache.sqlite")
+        config = ClientConfig(**{"concurrency": concurrency, **(client_options or {})})
+        clients: dict[str, Client] = {}
+        if model_backend is not None:
+            clients["model"] = Client(model_backend, config, cache)
+        if judge_backend is not None:
+            clients["judge"] = Client(judge_backend, config, cache)
+        session = Session(run, manifest, clients, prices or {}, dict(manifest.usage))
+        try:
+            asyncio.run(
+                execute(
+                    run,
+                    settings,
+                    clients.get("model"),
+                    clients.get("judge"),
+                    progress=progress,
+                    on_record=session.tick,
+                )
+            )
+        except BaseException:
+            session.save("interrupted")
+            raise
+        finally:
+            cache.close()
+        run.compact()
+        responses, judgments = run.read("responses"), run.read("judgments")
+        if "judge" in settings.stages:
+            write_claims(run.path, judgments)
+        summary = summarize(
+            responses,
+            judgments,
+            run.read("probe"),
+            run.read("accum"),
+            model=settings.model_name,
+            judge=settings.judge_name,
+            smoke_test=settings.smoke_test,
+        )
+        write_json_atomic(run.path / "summary.json", summary)
+        session.save("complete")
+        return summary

@@ -1,0 +1,262 @@
+"""The records the instruments write (one JSONL line each) and an fsync'd, crash-safe JSONL store.
+
+Every record carries ``schema_version`` (:data:`mirage_bench.types.SCHEMA_VERSION`) and
+``smoke_test`` (True when the model or the judge is the embedded ``local`` smoke-test model).
+A record is identified by :meth:`key`; on resume a later record with the same key supersedes an
+earlier one, and :meth:`JsonlStore.compact` rewrites a file sorted by key with one record per key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mirage_bench.types import SCHEMA_VERSION, Accuracy, Label
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    smoke_test: bool = False
+
+    def key(self) -> tuple[str, ...]:  # pragma: no cover - overridden
+        """The identity of this record within its file."""
+        raise NotImplementedError
+
+
+class SelfAuditClaim(BaseModel):
+    """One claim of a self-audit, with the model's own category."""
+
+    claim: str
+    category: Label
+    reasoning: str = ""
+
+
+class SelfAudit(BaseModel):
+    """The G.6 self-audit of one Task response."""
+
+    status: Literal["ok", "parse_failure", "call_failure", "skipped", "absent"]
+    error: str | None = None
+    claims: list[SelfAuditClaim] = Field(default_factory=list)
+    n_claims: int = 0
+    #: (#Stereotype + #Fabricated) / #claims under the model's own labels; None without claims.
+    oi_rate: float | None = None
+    repairs: list[str] = Field(default_factory=list)
+    attempts: int = 0
+
+
+class ResponseRecord(_Record):
+    """One Task response (persona x task) and its self-audit (``responses.jsonl``)."""
+
+    model: str
+    persona_id: str
+    stereotype_type: str
+    task_id: str
+    status: Literal["ok", "failed"]
+    response: str | None = None
+    error: str | None = None
+    self_audit: SelfAudit = Field(default_factory=lambda: SelfAudit(status="absent"))
+
+    def key(self) -> tuple[str, ...]:
+        """``(persona_id, task_id)``."""
+        return (self.persona_id, self.task_id)
+
+
+class JudgedClaim(BaseModel):
+    """One claim as labelled by the judge."""
+
+    claim: str
+    label: Label
+    accuracy: Accuracy
+    reasoning: str = ""
+
+
+class Judgment(BaseModel):
+    """The judge's verdict on one text (a Task response or a Probe answer)."""
+
+    status: Literal["ok", "parse_failure", "call_failure"]
+    error: str | None = None
+    injection_flag: bool = False
+    injection_signals: list[str] = Field(default_factory=list)
+    claims: list[JudgedClaim] = Field(default_factory=list)
+    repairs: list[str] = Field(default_factory=list)
+    attempts: int = 0
+    judge_prompt_sha256: str = ""
+
+
+class JudgmentRecord(_Record, Judgment):
+    """One judged Task response (``judgments.jsonl``)."""
+
+    model: str
+    judge: str
+    persona_id: str
+    stereotype_type: str
+    task_id: str
+
+    def key(self) -> tuple[str, ...]:
+        """``(persona_id, task_id)``."""
+        return (self.persona_id, self.task_id)
+
+
+class ProbeItem(BaseModel):
+    """One inference listed under Probe."""
+
+    claim: str
+    type: str
+    reasoning: str = ""
+
+
+class ProbeRecord(_Record):
+    """One Probe answer and the judge's labels for it (``probe.jsonl``)."""
+
+    model: str
+    judge: str | None = None
+    persona_id: str
+    stereotype_type: str
+    status: Literal["ok", "parse_failure", "call_failure"]
+    error: str | None = None
+    raw: str | None = None
+    inferences: list[ProbeItem] = Field(default_factory=list)
+    repairs: list[str] = Field(default_factory=list)
+    judgment: Judgment | None = None
+    #: Share of judged claims with accuracy INCORRECT; None when nothing was judged.
+    incorrect_rate: float | None = None
+
+    def key(self) -> tuple[str, ...]:
+        """``(persona_id,)``."""
+        return (self.persona_id,)
+
+
+class ContradictionCheck(BaseModel):
+    """Whether a planted contradiction led to a retraction of the contradicted attribute."""
+
+    attribute: str
+    contradicts: str
+    #: Memory entries (before this round) that match the contradicted attribute.
+    matched_entries: list[str] = Field(default_factory=list)
+    previously_stored: bool = False
+    #: True when every matched entry is gone after the round; None when nothing was stored to retract.
+    retracted: bool | None = None
+
+
+class AccumRound(BaseModel):
+    """One Accum round: what the memory holds after it, and what changed."""
+
+    round: int
+    status: Literal["ok", "parse_failure", "call_failure"]
+    error: str | None = None
+    n_stored: int = 0
+    #: Entries outside ``observed`` (the inferred-attribute store of Table 4).
+    n_inferred: int = 0
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    memory: dict[str, list[str]] | None = None
+    repairs: list[str] = Field(default_factory=list)
+    contradiction: ContradictionCheck | None = None
+
+
+class AccumRecord(_Record):
+    """One Accum script under one memory prompt (``accum.jsonl``)."""
+
+    model: str
+    persona_id: str
+    stereotype_type: str
+    #: ``accum_update`` (the paper's G.7 prompt) or ``accum_update_prune_control``.
+    condition: str
+    status: Literal["ok", "parse_failure", "call_failure"]
+    error: str | None = None
+    initial_memory: dict[str, list[str]]
+    rounds: list[AccumRound] = Field(default_factory=list)
+
+    def key(self) -> tuple[str, ...]:
+        """``(condition, persona_id)``."""
+        return (self.condition, self.persona_id)
+
+
+R = TypeVar("R", bound=_Record)
+
+
+class JsonlStore:
+    """Append-only JSONL file of one record type; each append is a single ``write`` + ``fsync``.
+
+    Opening the store drops a torn last line (a crash mid-write), so a record is whole or absent.
+    """
+
+    def __init__(self, path: Path, model: type[R]) -> None:
+        self.path = Path(path)
+        self.model = model
+        self._repair_tail()
+
+    def _repair_tail(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if not data or data.endswith(b"\n"):
+            return
+        cut = data.rfind(b"\n") + 1
+        with open(self.path, "r+b") as fh:
+            fh.truncate(cut)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def read(self) -> dict[tuple[str, ...], Any]:
+        """All records, the last one winning for each key. Raises ``ValueError`` on a corrupt line."""
+        records: dict[tuple[str, ...], Any] = {}
+        for number, record in self._iter():
+            del number
+            records[record.key()] = record
+        return records
+
+    def _iter(self) -> Iterator[tuple[int, Any]]:
+        if not self.path.exists():
+            return
+        with open(self.path, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield number, self.model.model_validate_json(line)
+                except ValueError as exc:
+                    raise ValueError(
+                        f"{self.path}:{number}: not a valid {self.model.__name__}: {exc}"
+                    ) from exc
+
+    def append(self, record: _Record) -> None:
+        """Append one record durably (one ``os.write`` of the whole line, then ``fsync``)."""
+        line = (record.model_dump_json() + "\n").encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def compact(self) -> int:
+        """Rewrite the file atomically: one record per key, sorted by key. Returns the record count."""
+        records = self.read()
+        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for key in sorted(records):
+                fh.write(records[key].model_dump_json() + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        return len(records)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as indented JSON via a temporary file and ``os.replace``."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, ensure_ascii=False, sort_keys=False)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
