@@ -175,10 +175,14 @@ def build_dataset(
         tables["preference_pairs"] = pairs.table
         review, report.deid = pairs.review, pairs.summary
         if pii_corpus is not None:
-            from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus
+            from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, shipped_corpus
 
             evaluation = evaluate_planted(load_planted_corpus(pii_corpus), recognizer, policy=withhold_policy)
-            report.pii_eval = {"corpus": Path(pii_corpus).name, **evaluation.as_dict()}
+            report.pii_eval = {
+                "corpus": Path(pii_corpus).name,
+                "shipped_fixture": shipped_corpus(pii_corpus) is not None,
+                **evaluation.as_dict(),
+            }
     report.timings_s["read_inputs"] = round(time.perf_counter() - started, 3)
 
     reasons = {

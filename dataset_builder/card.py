@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from dataset_builder.configs import CONFIG_DESCRIPTIONS, FIELD_DOCS, ConfigTable
-from mirage_bench.types import OVER_INFERENCE_LABELS
+from mirage_bench.types import OVER_INFERENCE_LABELS, STEREOTYPE_TYPES
 
 __all__ = ["GATED_PROMPT", "build_card", "eval_yaml", "size_category"]
 
@@ -89,7 +89,9 @@ def _reported_agreement() -> dict[str, str]:
     from mirage_bench.reported import load_reported
 
     table = load_reported("table11").set_index("metric")
+    h3 = load_reported("h3")
     return {
+        "n_claims": f"{int(h3[h3.row_type == 'label'].filter(like='judge_').to_numpy().sum()):,}",
         "accuracy4": f"{table.loc['accuracy', 'four_class']:.3f}",
         "kappa4": f"{table.loc['cohen_kappa', 'four_class']:.3f}",
         "accuracy2": f"{table.loc['accuracy', 'binary']:.3f}",
@@ -100,7 +102,7 @@ def _reported_agreement() -> dict[str, str]:
 def card_context(tables: Sequence[ConfigTable], raw: dict[str, Any]) -> dict[str, Any]:
     """Template variables computed from the tables being published (plus ``raw`` build facts)."""
     from mirage_bench import __version__
-    from mirage_bench.reported import PAPER_JUDGE, reported_statistic
+    from mirage_bench.reported import PAPER_JUDGE, load_reported, reported_statistic
 
     by_name = {t.name: t for t in tables}
     configs = []
@@ -123,28 +125,41 @@ def card_context(tables: Sequence[ConfigTable], raw: dict[str, Any]) -> dict[str
         smoke = all_claims["smoke_test"].astype(bool)
         claims = all_claims if smoke.all() else all_claims[~smoke]
         shares = claims["label"].astype(str).value_counts(normalize=True)
+        oi_share = sum(shares.get(label.value, 0.0) for label in OVER_INFERENCE_LABELS)
         measured = {
             "smoke_excluded": 0 if smoke.all() else int(smoke.sum()),
             "claims": len(claims),
             "models": claims["model"].nunique(),
+            "judges": claims["judge"].nunique(),
             "labels": {
                 k: f"{100 * shares.get(k, 0.0):.1f}"
                 for k in ("GROUNDED", "INFERRED_REASONABLE", "INFERRED_STEREOTYPE", "FABRICATED")
             },
+            "oi": f"{100 * oi_share:.1f}",
             "smoke_only": bool(claims["smoke_test"].all()),
         }
     board = by_name.get("leaderboard")
     if board is not None:
         frame = board.splits["train"]
         n_rep, n_meas = int((frame["source"] == "reported").sum()), int((frame["source"] == "measured").sum())
+        n_smoke = int((frame["smoke_test"].astype(bool) & (frame["source"] == "measured")).sum())
         leaderboard_summary = (
             f"{n_rep} row(s) with `source = reported` copied from the paper's Tables 1, 2, 7 and 10 "
             f"(judge `{PAPER_JUDGE}`), and {n_meas} row(s) with `source = measured` computed by this "
-            "package from the published `judged_claims`."
+            f"package from the published `judged_claims` ({n_smoke} of them from the smoke-test model)."
         )
     else:
         leaderboard_summary = "not built."
     human = _agreement(by_name["human_validation"].splits["train"]) if "human_validation" in by_name else None
+    persona_groups = {}
+    if "personas" in by_name:
+        counts = by_name["personas"].splits["train"]["stereotype_type"].value_counts()
+        persona_groups = {group: int(counts.get(group, 0)) for group in STEREOTYPE_TYPES}
+    sample_seeds = (
+        sorted({int(v) for v in by_name["human_validation"].splits["train"]["sample_seed"]})
+        if "human_validation" in by_name
+        else []
+    )
     return {
         "configs": configs,
         "omitted": raw.get("omitted", []),
@@ -157,8 +172,12 @@ def card_context(tables: Sequence[ConfigTable], raw: dict[str, Any]) -> dict[str
         "leaderboard_summary": leaderboard_summary,
         "measured_stats": measured,
         "paper_judge": PAPER_JUDGE,
+        "reported_models": int((load_reported("table1")["row_type"] == "model").sum()),
+        "reported_claims": f"{int(reported_statistic('total_claims')):,}",
         "reported_macro_oi": f"{reported_statistic('macro_oi_pct'):.1f}",
         "reported_micro_oi": f"{reported_statistic('micro_oi_pct'):.1f}",
+        "persona_groups": persona_groups,
+        "sample_seeds": sample_seeds,
         "human": human,
         "reported_agreement": _reported_agreement(),
         "deid": raw.get("deid"),

@@ -11,14 +11,32 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from dataset_builder.deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records
-from dataset_builder.detectors import Recognizer
+from dataset_builder.detectors import ENTITY_KINDS, Recognizer
 from dataset_builder.preferences import PreferenceFormatError, RawPreferenceRecord
+from mirage_bench.paths import PACKAGE_DIR
 
-__all__ = ["PlantedCorpus", "PiiEvaluation", "evaluate_planted", "load_planted_corpus", "published_text"]
+__all__ = [
+    "DEFAULT_CORPUS",
+    "PlantedCorpus",
+    "PiiEvaluation",
+    "evaluate_planted",
+    "load_planted_corpus",
+    "markdown_table",
+    "published_text",
+    "screening_label",
+    "shipped_corpus",
+]
+
+#: Where the planted-PII corpora written for this package's tests live in a source checkout.
+FIXTURE_DIR = PACKAGE_DIR.parent / "tests" / "fixtures" / "dataset"
+#: The corpus ``build-dataset`` measures the de-identifier on by default (source checkout only).
+DEFAULT_CORPUS = FIXTURE_DIR / "planted_pii_corpus.jsonl"
+_SHIPPED = ("planted_pii_corpus.jsonl", "planted_pii_heldout.jsonl")
 
 
 @dataclass(frozen=True)
@@ -74,6 +92,20 @@ def load_planted_corpus(path: str | Path) -> PlantedCorpus:
     return PlantedCorpus(records, planted)
 
 
+def shipped_corpus(path: str | Path) -> str | None:
+    """The name of the package's own planted-PII fixture whose bytes ``path`` holds, else ``None``.
+
+    Those corpora were written by the engineer who wrote the detectors (the first one was used
+    while tuning them): recall on them is a regression check, not an estimate on real records.
+    """
+    content = Path(path).read_bytes()
+    for name in _SHIPPED:
+        fixture = FIXTURE_DIR / name
+        if fixture.is_file() and fixture.read_bytes() == content:
+            return name
+    return None
+
+
 def published_text(result: DeidentifiedRecord) -> str:
     """All published fields of one de-identified record, joined for searching."""
     parts: list[str] = []
@@ -119,3 +151,41 @@ def evaluate_planted(
         excluded=actions["exclude"],
         recognizer=recognizer.name if recognizer is not None else "none (patterns and gazetteer only)",
     )
+
+
+def screening_label(evaluation: PiiEvaluation) -> str:
+    """How the records were screened, in words (``spaCy NER + patterns + gazetteer`` or the fallback)."""
+    if evaluation.recognizer.startswith("none"):
+        return "patterns + gazetteer only"
+    return f"{evaluation.recognizer} + patterns + gazetteer"
+
+
+def markdown_table(evaluations: Sequence[tuple[str, PiiEvaluation]]) -> str:
+    """A Markdown table: one column per ``(corpus name, evaluation)``, one row per planted entity kind.
+
+    Cells are ``removed/planted`` (``–`` where the corpus plants none of that kind); the last rows
+    give the records and the planted identifiers left in published rows (the leak count).
+
+    >>> e = PiiEvaluation({"EMAIL": {"planted": 2, "caught": 2, "recall": 1.0}}, [], 0, 3, 2, 1, 0, "none")
+    >>> print(markdown_table([("c.jsonl", e)]))
+    | entity kind | `c.jsonl`<br>patterns + gazetteer only |
+    | --- | ---: |
+    | EMAIL | 2/2 |
+    | records (published / withheld / excluded) | 3 (2 / 1 / 0) |
+    | **planted identifiers left in published rows** | **0** |
+    """
+    planted_kinds = {kind for _, evaluation in evaluations for kind in evaluation.per_kind}
+    kinds = [k for k in ENTITY_KINDS if k in planted_kinds] + sorted(planted_kinds - set(ENTITY_KINDS))
+    header = ["entity kind", *(f"`{name}`<br>{screening_label(e)}" for name, e in evaluations)]
+    lines = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * len(evaluations)]
+    for kind in kinds:
+        cells = []
+        for _, evaluation in evaluations:
+            row = evaluation.per_kind.get(kind)
+            cells.append(f"{row['caught']}/{row['planted']}" if row else "–")
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    records = [f"{e.records} ({e.published} / {e.withheld} / {e.excluded})" for _, e in evaluations]
+    lines.append("| records (published / withheld / excluded) | " + " | ".join(records) + " |")
+    leaks = [f"**{e.leaks_in_published}**" for _, e in evaluations]
+    lines.append("| **planted identifiers left in published rows** | " + " | ".join(leaks) + " |")
+    return "\n".join(lines)

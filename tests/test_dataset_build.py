@@ -14,7 +14,7 @@ import yaml
 
 from dataset_builder.build import PRIVATE_DIR, build_dataset
 from dataset_builder.configs import CONFIG_ORDER, FIELD_DOCS, BuildError, config_features
-from dataset_builder.validate import validate_build
+from dataset_builder.validate import REQUIRED_METADATA, validate_build
 
 FIX = Path(__file__).parent / "fixtures" / "dataset"
 RUNS = [FIX / "fixture_run_a", FIX / "fixture_run_smoke"]
@@ -40,16 +40,8 @@ def _card(out: Path) -> dict:
 def test_build_writes_hub_layout_and_validates(built: tuple[Path, object]) -> None:
     out, report = built
     assert report.valid, report.problems
-    expected = [
-        "personas",
-        "tasks",
-        "accum_scripts",
-        "responses",
-        "judged_claims",
-        "human_validation",
-        "leaderboard",
-    ]
-    assert list(report.configs) == expected
+    expected = [name for name in CONFIG_ORDER if name != "preference_pairs"]  # card order, no pairs given
+    assert len(expected) == 7 and list(report.configs) == expected
     assert report.omitted == [
         {"name": "preference_pairs", "reason": "no raw preference-study folder was given"}
     ]
@@ -63,15 +55,9 @@ def test_build_writes_hub_layout_and_validates(built: tuple[Path, object]) -> No
 def test_card_metadata_is_hub_shaped(built: tuple[Path, object]) -> None:
     out, _ = built
     data = _card(out)
-    for key in (
-        "pretty_name",
-        "license",
-        "language",
-        "task_categories",
-        "size_categories",
-        "configs",
-        "dataset_info",
-    ):
+    issue_keys = "pretty_name license language task_categories size_categories configs dataset_info".split()
+    assert set(REQUIRED_METADATA) == set(issue_keys)  # the metadata issue 5 asks for
+    for key in issue_keys:
         assert data.get(key), key
     for config in data["configs"]:
         for entry in config["data_files"]:
@@ -167,6 +153,33 @@ def test_human_validation_joins_judge_label_from_sample(built: tuple[Path, objec
     assert "κ 0.863" in text and "paper's figures, not measured on this release" in text
 
 
+def test_card_numbers_come_from_published_rows_or_are_marked_reported(built: tuple[Path, object]) -> None:
+    from mirage_bench.reported import reported_statistic
+
+    out, _ = built
+    text = " ".join((out / "README.md").read_text(encoding="utf-8").split())  # unwrap lines
+    claims = pd.read_parquet(out / "data" / "judged_claims" / "train-00000-of-00001.parquet")
+    claims = claims[~claims.smoke_test]
+    names = config_features("judged_claims")["label"].names
+    labels = claims.label.map(names.__getitem__)
+    oi = 100 * labels.isin(["INFERRED_STEREOTYPE", "FABRICATED"]).mean()
+    assert f"{len(claims)} claims;" in text and f"OI {oi:.1f} %." in text
+    fabricated = 100 * (labels == "FABRICATED").mean()
+    assert f"FABRICATED {fabricated:.1f} %" in text
+    personas = pd.read_parquet(out / "data" / "personas" / "train-00000-of-00001.parquet")
+    groups = config_features("personas")["stereotype_type"].names
+    counts = personas.stereotype_type.map(groups.__getitem__).value_counts()
+    assert ", ".join(f"{g} {counts[g]}" for g in groups) in text
+    reported = (
+        "(seed 000, Table 1; judge `anthropic:claude-opus-4-7-20260610`; not measured on this release): "
+        f"12 models, {int(reported_statistic('total_claims')):,} judged claims, cross-model mean OI "
+        f"{reported_statistic('macro_oi_pct'):.1f} % "
+        f"(claim-weighted {reported_statistic('micro_oi_pct'):.1f} %)"
+    )
+    assert reported in text
+    assert "Table 11, 400 claims, one annotator" in text  # 400 = the sum of the H.3 confusion matrix
+
+
 def test_eval_yaml_names_built_configs(built: tuple[Path, object]) -> None:
     out, _ = built
     evaluation = yaml.safe_load((out / "eval.yaml").read_text())
@@ -232,7 +245,8 @@ def test_config_docs_cover_every_feature() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["annotations", "preferences", "detectors", "deidentify", "pairs", "card", "publish"]
+    "module",
+    "annotations preferences detectors deidentify pairs card publish pii_eval render_cards".split(),
 )
 def test_dataset_builder_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"dataset_builder.{module}"))

@@ -13,7 +13,7 @@ from dataset_builder.build import PRIVATE_DIR, build_dataset
 from dataset_builder.deidentify import deidentify_records
 from dataset_builder.detectors import ENTITY_KINDS, SpacyRecognizer, find_patterns
 from dataset_builder.pairs import assign_splits
-from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus
+from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, markdown_table
 from dataset_builder.preferences import PreferenceFormatError, RawPreferenceRecord, load_raw_preferences
 
 FIX = Path(__file__).parent / "fixtures" / "dataset"
@@ -47,6 +47,21 @@ def _record(**overrides: object) -> RawPreferenceRecord:
     return RawPreferenceRecord.model_validate(base)
 
 
+def _texts(
+    record_id: str, query: str, memories: list[str], with_memory: str, without_memory: str | None = None,
+    **overrides: object,
+) -> RawPreferenceRecord:
+    """A record with these texts (both responses equal unless ``without_memory`` is given)."""
+    return _record(
+        record_id=record_id,
+        query=query,
+        retrieved_memories=memories,
+        response_with_memory=with_memory,
+        response_without_memory=with_memory if without_memory is None else without_memory,
+        **overrides,
+    )
+
+
 def test_patterns_find_each_direct_identifier_kind() -> None:
     text = (
         "Write to ana.lopez@example.com, call +1 (617) 555-0142 or 617-555-0199, see https://ana.dev/cv, "
@@ -60,27 +75,16 @@ def test_patterns_find_each_direct_identifier_kind() -> None:
 
 
 def test_placeholders_are_consistent_within_a_participant(ner: SpacyRecognizer) -> None:
-    first = _record(
-        record_id="a",
-        query="Plan a dinner for Priya Natarajan.",
-        retrieved_memories=["The user's friend Priya Natarajan lives in Denver."],
-        response_with_memory="Priya would enjoy a quiet dinner in Denver.",
-        response_without_memory="A quiet dinner at home works well.",
+    first = _texts(
+        "a",
+        "Plan a dinner for Priya Natarajan.",
+        ["The user's friend Priya Natarajan lives in Denver."],
+        "Priya would enjoy a quiet dinner in Denver.",
+        "A quiet dinner at home works well.",
     )
-    second = _record(
-        record_id="b",
-        query="Gift ideas for Priya?",
-        retrieved_memories=["Priya Natarajan loves tea."],
-        response_with_memory="A tea sampler.",
-        response_without_memory="A tea sampler.",
-    )
-    other = _record(
-        record_id="c",
-        participant_id="PROLIFIC_other",
-        query="Gift ideas for Tomas Berg?",
-        response_with_memory="A book.",
-        response_without_memory="A book.",
-    )
+    second = _texts("b", "Gift ideas for Priya?", ["Priya Natarajan loves tea."], "A tea sampler.")
+    other = _texts("c", "Gift ideas for Tomas Berg?", ["The user likes pasta."], "A book.",
+                   participant_id="PROLIFIC_other")
     a, b, c = deidentify_records([first, second, other], ner)
     assert a.fields["query"] == "Plan a dinner for [PERSON_1]."
     assert a.fields["retrieved_memories"][0].startswith("The user's friend [PERSON_1] lives in [LOCATION_")
@@ -132,6 +136,24 @@ def test_planted_corpus_recall_per_kind(name: str, ner: SpacyRecognizer) -> None
     assert baseline.per_kind["PERSON"]["recall"] < evaluation.per_kind["PERSON"]["recall"]
 
 
+def test_docs_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> None:
+    """docs/dataset.md holds the output of the command it names, for the shipped recognizer."""
+    evaluations = [
+        (name, evaluate_planted(load_planted_corpus(FIX / name), recognizer))
+        for name in ("planted_pii_corpus.jsonl", "planted_pii_heldout.jsonl")
+        for recognizer in (ner, None)
+    ]
+    table = markdown_table(evaluations)
+    docs = (FIX.parent.parent.parent / "docs" / "dataset.md").read_text(encoding="utf-8")
+    command = (
+        "mirage-bench deidentify tests/fixtures/dataset/planted_pii_corpus.jsonl "
+        "tests/fixtures/dataset/planted_pii_heldout.jsonl --ner spacy --ner none --markdown"
+    )
+    assert command in docs
+    assert table in docs, "re-run the command in docs/dataset.md and paste its table"
+    assert "| **planted identifiers left in published rows** | **0** | **6** | **0** | **16** |" in table
+
+
 def test_no_planted_identifier_in_any_published_row(corpus, ner: SpacyRecognizer, tmp_path: Path) -> None:
     raw = tmp_path / "raw"
     raw.mkdir()
@@ -176,6 +198,9 @@ def test_no_planted_identifier_in_any_published_row(corpus, ner: SpacyRecognizer
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "extra_gated_prompt" in card and "re-identify" in card
     assert "| PERSON | 13 | 13 | 1.000 |" in card
+    unwrapped = " ".join(card.split())
+    assert "It is this package's test fixture, written by the engineer who wrote the detectors" in unwrapped
+    assert "not an estimate of recall on the real study records" in unwrapped
     review = (out / PRIVATE_DIR / "deid_review.jsonl").read_text(encoding="utf-8").lower()
     assert not [i for i in identifiers if i.lower() in review]
     ids = json.loads((tmp_path / "private" / "ids.json").read_text())

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mirage_bench.metrics.agreement import labels_from_confusion
+from mirage_bench.metrics.evaluate_common import CITATIONS
 from mirage_bench.metrics.labels import LABEL_NAMES
 from mirage_bench.reported import load_reported, reported_statistic
+from tests.test_metrics_oi import table1_claims
 
 METRICS = Path(__file__).resolve().parent.parent / "mirage_bench" / "metrics"
 CARD_SECTIONS = ("Description", "How to use", "Inputs", "Output values", "Examples", "Limitations",
@@ -29,30 +32,36 @@ def test_module_folder_and_card(name: str) -> None:
     for section in CARD_SECTIONS:
         assert f"## {section}" in card, (name, section)
     # evaluate's requirement scanner wants one module per import line
-    for line in (folder / f"{name}.py").read_text(encoding="utf-8").splitlines():
+    source = (folder / f"{name}.py").read_text(encoding="utf-8")
+    for line in source.splitlines():
         if line.startswith("import "):
             assert "," not in line, line
+    # evaluate copies a script (and its relative imports) into its module cache: shared code must
+    # come by absolute import from the installed package (checked from a non-editable install too)
+    imports = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)]
+    assert all(node.level == 0 for node in imports)
+    assert "mirage_bench.metrics.evaluate_common" in {node.module for node in imports}
+
+
+@pytest.mark.parametrize("name", ["over_inference", "judge_agreement", "reward_accuracy"])
+def test_module_info_carries_the_shared_citation(name: str, evaluate_module) -> None:
+    metric = evaluate_module.load(str(METRICS / name))
+    assert metric.citation == CITATIONS[name]
+    assert metric.description.strip() and metric.inputs_description.strip()
 
 
 def test_over_inference_module_reproduces_table1(evaluate_module) -> None:
     metric = evaluate_module.load(str(METRICS / "over_inference"))
-    t1 = load_reported("table1")
-    t1 = t1[t1.row_type == "model"]
-    labels, models = [], []
-    for row in t1.itertuples():
-        shares = (row.grounded_pct, row.stereotype_pct, row.fabricated_pct)
-        g, s, f = (round(row.claims * p / 100) for p in shares)
-        counts = (g, row.claims - g - s - f, s, f)
-        labels += [name for name, k in zip(LABEL_NAMES, counts, strict=True) for _ in range(k)]
-        models += [row.model] * row.claims
-    out = metric.compute(predictions=labels, models=models)
+    codes, models = table1_claims()
+    out = metric.compute(predictions=np.asarray(LABEL_NAMES)[codes].tolist(), models=models.tolist())
     for key in ("oi_rate", "grounded_rate", "reasonable_rate", "stereotype_rate", "fabricated_rate",
                 "n_claims"):
         assert key in out
     assert out["n_claims"] == 143_616
     assert round(100 * out["macro_oi_rate"], 1) == reported_statistic("macro_oi_pct")
     assert round(100 * out["micro_oi_rate"], 1) == reported_statistic("micro_oi_pct")
-    assert set(out["per_model"]) == set(t1.model)
+    t1 = load_reported("table1")
+    assert set(out["per_model"]) == set(t1[t1.row_type == "model"].model)
 
 
 def test_over_inference_module_breakdowns_and_ci(evaluate_module) -> None:

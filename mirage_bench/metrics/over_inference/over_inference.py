@@ -12,18 +12,10 @@ folder path). Each prediction is the judge label of one claim; the statistics ar
 (0.5, 0.25, 0.5, 0.5)
 """
 
-import datasets
 import evaluate
 
+from mirage_bench.metrics.evaluate_common import metric_info
 from mirage_bench.metrics.oi import bootstrap_oi, oi_summary
-
-_CITATION = """\
-@article{mirage2026personalization,
-  title  = {The Personalization Mirage: How LLMs Fabricate User Profiles, and Why Self-Monitoring Misleads},
-  note   = {MirageBench; metric definitions in Appendix B},
-  year   = {2026}
-}
-"""
 
 _DESCRIPTION = """\
 Over-inference rate (Eq. 1/2 of the MirageBench paper): the share of judged claims labelled
@@ -57,13 +49,7 @@ class OverInference(evaluate.Metric):
     """Over-inference rate and claim composition of judged claims."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string")}),
-            reference_urls=[],
-        )
+        return metric_info("over_inference", _DESCRIPTION, _KWARGS_DESCRIPTION, predictions="string")
 
     def _compute(self, predictions, models=None, tasks=None, groups=None, records=None,
                  n_resamples=10_000, confidence=0.95, seed=0):

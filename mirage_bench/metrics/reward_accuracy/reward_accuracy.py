@@ -13,18 +13,10 @@ response is preferred; each reference is 1 if the human preferred it, else 0. St
 1.0
 """
 
-import datasets
 import evaluate
 
+from mirage_bench.metrics.evaluate_common import metric_info
 from mirage_bench.metrics.reward import reward_accuracy
-
-_CITATION = """\
-@article{memoryaware2026reward,
-  title  = {Memory-Aware Reward Modeling: Learning Human Preferences for LLM Memory Use},
-  note   = {evaluation in Sections 5-6},
-  year   = {2026}
-}
-"""
 
 _DESCRIPTION = """\
 Pairwise preference accuracy of an evaluator (reward model or LLM judge) against human choices
@@ -55,14 +47,8 @@ class RewardAccuracy(evaluate.Metric):
     """Pairwise preference accuracy against human choices."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("float64"),
-                                        "references": datasets.Value("int64")}),
-            reference_urls=[],
-        )
+        return metric_info("reward_accuracy", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           predictions="float64", references="int64")
 
     def _compute(self, predictions, references, scale="probability", tie_policy="half", generators=None,
                  coverages=(0.25, 0.5, 0.75, 1.0), n_resamples=0, confidence=0.95, seed=0):
