@@ -3,7 +3,10 @@
 Prints one table: validating a full 900-response upload, queueing it, judging it with the engine's
 simulated ``scripted`` judge (no latency: the worker's own overhead), resuming a finished
 submission (every verdict read back, no call), building a measured row (1,000-resample bootstrap),
-and loading + viewing the board. Run: ``.venv/bin/python benchmarks/bench_space.py``.
+loading + viewing the board, and an endpoint submission's generation (the one-message endpoint
+check, then 900 responses + 900 self-audits from the local OpenAI-compatible test server
+``tests/openai_server.py``, at 8 and 16 calls in flight). Run:
+``.venv/bin/python benchmarks/bench_space.py``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,47 @@ def _responses(path: Path) -> bytes:
     ]
     path.write_text("\n".join(lines) + "\n")
     return path.read_bytes()
+
+
+def _endpoint_rows(tmp: Path) -> list[tuple[str, float, str]]:
+    """Endpoint path (b): the worker's endpoint check and generation against a local fake server."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from mirage_bench.endpoint_check import check_endpoint
+    from mirage_bench.submissions import Metadata, SubmissionStore
+    from mirage_bench.worker import Worker
+    from tests.browser.helpers import fake_endpoint
+
+    rows: list[tuple[str, float, str]] = []
+    server = fake_endpoint()
+    try:
+        t = time.perf_counter()
+        problem = check_endpoint(server.base_url, "bench-model")
+        rows.append(("endpoint check (one message)", time.perf_counter() - t, problem or "ok"))
+        for concurrency in (8, 16):
+            root = tmp / f"endpoint-{concurrency}"
+            store = SubmissionStore(root)
+            meta = Metadata(model_name=f"bench/ep-{concurrency}", family="Bench", contact="b@x")
+            store.submit_endpoint(server.base_url, "bench-model", meta)
+            req = store.claim_next()  # RUNNING, as the worker takes it
+            assert req is not None
+            worker = Worker(root, judge="scripted", endpoint_concurrency=concurrency)
+            before = len(server.requests)
+            t = time.perf_counter()
+            records = worker._generate(req, store.result_dir(req.submission_id))
+            seconds = time.perf_counter() - t
+            calls = len(server.requests) - before
+            rows.append(
+                (
+                    f"endpoint generation, {concurrency} in flight",
+                    seconds,
+                    f"{len(records)} responses, {calls} requests, {calls / seconds:.0f} requests/s",
+                )
+            )
+    finally:
+        server.stop()
+    return rows
 
 
 def main() -> None:
@@ -87,6 +131,7 @@ def main() -> None:
         board = lb.load_board(root)
         lb.board_view(board, judge=PAPER_JUDGE)
         rows.append(("load board + one view", time.perf_counter() - t, f"{len(board)} rows"))
+        rows.extend(_endpoint_rows(Path(tmp)))
     width = max(len(r[0]) for r in rows)
     print(f"{'step':<{width}}  {'seconds':>8}  notes")
     for name, seconds, note in rows:

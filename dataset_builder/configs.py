@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from mirage_bench.reported import TABLE10_TASKS
 from mirage_bench.types import GROUND_TRUTH_FIELDS, LABELS, STEREOTYPE_TYPES, Accuracy
 
 __all__ = ["CONFIG_DESCRIPTIONS", "FIELD_DOCS", "BuildError", "ConfigTable", "config_features"]
@@ -45,18 +46,15 @@ CONFIG_DESCRIPTIONS: dict[str, str] = {
     "leaderboard": "Over-inference per model x judge: figures reported in the paper and measured here.",
 }
 
-_TASK_OI = (
-    "apartment",
-    "rec_letter",
-    "stress_source",
-    "weekend_itinerary",
-    "dating_profile",
-    "birthday_gift",
-)
+_TASK_OI = TABLE10_TASKS
 _GT_DOCS = {
     name: f"Ground-truth attribute `{name}` of the persona (hidden from the model)."
     for name in GROUND_TRUTH_FIELDS
 }
+#: Fields naming one persona x task instance (shared by responses, judged claims, human labels).
+_INSTANCE_DOCS = {"persona_id": "Persona id.", "stereotype_type": "Persona group.", "task_id": "Task id."}
+#: Fields naming the run and model a response or claim comes from.
+_RUN_DOCS = {"run_id": "Run directory id the row comes from.", "model": "Model spec of the model under test."}
 
 FIELD_DOCS: dict[str, dict[str, str]] = {
     "personas": {
@@ -80,11 +78,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "contradictions": "Planted contradictions: round, attribute revealed, over-inference ruled out.",
     },
     "responses": {
-        "run_id": "Run directory id the row comes from.",
-        "model": "Model spec of the model under test.",
-        "persona_id": "Persona id.",
-        "stereotype_type": "Persona group.",
-        "task_id": "Task id.",
+        **_RUN_DOCS,
+        **_INSTANCE_DOCS,
         "status": "ok, or failed when the model call failed (then `response` is null and `error` says why).",
         "response": "The model's response text.",
         "error": "Failure reason, when status is failed.",
@@ -95,12 +90,9 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "smoke_test": "True when produced by the embedded smoke-test model (numbers mean nothing).",
     },
     "judged_claims": {
-        "run_id": "Run directory id the row comes from.",
-        "model": "Model spec of the model under test.",
+        **_RUN_DOCS,
         "judge": "Model spec of the judge.",
-        "persona_id": "Persona id.",
-        "stereotype_type": "Persona group.",
-        "task_id": "Task id.",
+        **_INSTANCE_DOCS,
         "claim_index": "Position of the claim in the judge's list for this response.",
         "claim": "The claim about the user.",
         "label": "Judge's four-way label: GROUNDED, INFERRED_REASONABLE, INFERRED_STEREOTYPE, FABRICATED.",
@@ -116,9 +108,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "position": "Position of the item in the pre-shuffled presentation order.",
         "model": "Model that produced the claim (hidden from the annotator).",
         "judge": "Judge whose label is compared (hidden from the annotator).",
-        "persona_id": "Persona id.",
-        "stereotype_type": "Persona group.",
-        "task_id": "Task id.",
+        **_INSTANCE_DOCS,
         "claim_index": "Claim index within the judged response.",
         "claim": "The claim shown to the annotator.",
         "revealed_facts": "The three revealed facts shown to the annotator.",
@@ -197,6 +187,9 @@ def config_features(name: str) -> Any:
     labels = [label.value for label in LABELS]
     group = ClassLabel(names=list(STEREOTYPE_TYPES))
     task = ClassLabel(names=list(TASK_IDS))
+    # the columns naming one response (model, persona x task) and one judged claim of it
+    response_key = {"model": s, "persona_id": s, "stereotype_type": group, "task_id": task}
+    claim_key = {"model": s, "judge": s, **response_key, "claim_index": i32, "claim": s}
     if name == "personas":
         gt = {f: s for f in GROUND_TRUTH_FIELDS}
         gt.update(age=i32, hobbies=List(s))
@@ -232,10 +225,7 @@ def config_features(name: str) -> Any:
         return Features(
             {
                 "run_id": s,
-                "model": s,
-                "persona_id": s,
-                "stereotype_type": group,
-                "task_id": task,
+                **response_key,
                 "status": ClassLabel(names=["ok", "failed"]),
                 "response": s,
                 "error": s,
@@ -252,13 +242,7 @@ def config_features(name: str) -> Any:
         return Features(
             {
                 "run_id": s,
-                "model": s,
-                "judge": s,
-                "persona_id": s,
-                "stereotype_type": group,
-                "task_id": task,
-                "claim_index": i32,
-                "claim": s,
+                **claim_key,
                 "label": ClassLabel(names=labels),
                 "accuracy": ClassLabel(names=[a.value for a in Accuracy]),
                 "reasoning": s,
@@ -273,13 +257,7 @@ def config_features(name: str) -> Any:
                 "annotator_id": s,
                 "sample_seed": i64,
                 "position": i32,
-                "model": s,
-                "judge": s,
-                "persona_id": s,
-                "stereotype_type": group,
-                "task_id": task,
-                "claim_index": i32,
-                "claim": s,
+                **claim_key,
                 "revealed_facts": List(s),
                 "task_context": s,
                 "human_label": ClassLabel(names=labels),

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from dataset_builder.configs import BuildError, ConfigTable, config_features
+from mirage_bench.reported import TABLE10_TASKS
 from mirage_bench.types import OVER_INFERENCE_LABELS, Label
 
 __all__ = [
@@ -29,14 +30,7 @@ __all__ = [
 ]
 
 _OI = {label.value for label in OVER_INFERENCE_LABELS}
-_TASKS_OI = (
-    "apartment",
-    "rec_letter",
-    "stress_source",
-    "weekend_itinerary",
-    "dating_profile",
-    "birthday_gift",
-)
+_TASKS_OI = TABLE10_TASKS
 
 
 @dataclass

@@ -11,8 +11,9 @@ given; the next item is the first one of the sample without a label, so a sessio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -45,21 +46,49 @@ class BlindItem:
     labelled: int
 
 
-def create_sample(
-    claims: pd.DataFrame,
-    *,
-    per_class: int = 100,
-    seed: int = 42,
-    min_models: int = 8,
-    min_tasks: int = 5,
-    min_personas: int = 20,
-    strict: bool = True,
-) -> list[Any]:
+@dataclass(frozen=True)
+class SampleSpec:
+    """How the H.1 sample is drawn: claims per judge-predicted class, seed and diversity constraints.
+
+    The fields are the keyword arguments of
+    :func:`mirage_bench.metrics.agreement.stratified_validation_sample`; ``strict`` makes a class that
+    cannot meet the constraints an error instead of taking what there is.
+    """
+
+    per_class: int = 100
+    seed: int = 42
+    min_models: int = 8
+    min_tasks: int = 5
+    min_personas: int = 20
+    strict: bool = True
+
+
+def claims_from_runs(paths: list[Path]) -> pd.DataFrame:
+    """Judged claims of run directories (or ``claims.parquet`` files), smoke-test claims dropped.
+
+    Smoke-test claims are kept only when nothing else is there. Raises ``FileNotFoundError`` naming a
+    missing file and ``ValueError`` when no path is given.
+    """
+    if not paths:
+        raise ValueError("no run directory given")
+    frames = []
+    for run_dir in paths:
+        path = run_dir / "claims.parquet" if run_dir.is_dir() else run_dir
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not found (not a judged run directory)")
+        frames.append(pd.read_parquet(path))
+    claims = pd.concat(frames, ignore_index=True)
+    if "smoke_test" in claims and not claims["smoke_test"].astype(bool).all():
+        claims = claims[~claims["smoke_test"].astype(bool)]
+    return claims
+
+
+def create_sample(claims: pd.DataFrame, spec: SampleSpec | None = None) -> list[Any]:
     """Draw the stratified, shuffled validation sample from judged claims (``claims.parquet`` rows).
 
-    Stratified by judge label (``per_class`` each), with the
-    H.1 diversity constraints (``strict``: raise ``ValueError`` naming any class that cannot meet
-    them; otherwise take what there is); returns ``ValidationSampleItem``s.
+    Stratified by judge label (``spec.per_class`` each), with the H.1 diversity constraints
+    (``spec.strict``: raise ``ValueError`` naming any class that cannot meet them; otherwise take what
+    there is); returns ``ValidationSampleItem``s in presentation order.
     """
     from dataset_builder.annotations import ValidationSampleItem, make_item_id
     from mirage_bench.metrics.agreement import stratified_validation_sample
@@ -67,21 +96,14 @@ def create_sample(
     from mirage_bench.tasks import get_task
 
     personas = {p.persona_id: p for p in load_personas()}
-    picked = stratified_validation_sample(
-        claims,
-        per_class=per_class,
-        seed=seed,
-        min_models=min_models,
-        min_tasks=min_tasks,
-        min_personas=min_personas,
-        strict=strict,
-    )
+    spec = spec or SampleSpec()
+    picked = stratified_validation_sample(claims, **asdict(spec))
     items = []
     for position, row in enumerate(picked.itertuples(index=False)):
         items.append(
             ValidationSampleItem(
                 item_id=make_item_id(row.model, row.judge, row.persona_id, row.task_id, int(row.claim_index)),
-                sample_seed=seed,
+                sample_seed=spec.seed,
                 position=position,
                 model=row.model,
                 judge=row.judge,

@@ -125,6 +125,16 @@ def highlight_response(response: str, claims: Sequence[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+#: The Browse tab when no judged run exists yet: what to do, with the exact commands.
+NO_RUNS_HTML = (
+    "<p><em>No judged responses yet.</em> They appear here when a submission on the <b>Submit</b> tab "
+    "has been judged, or when the Space is started with a judged engine run:</p>"
+    "<pre>mirage-bench run --model MODEL_SPEC --judge JUDGE_SPEC --out runs/my-run\n"
+    "mirage-bench space --runs runs/my-run</pre>"
+    "<p>(for an offline try: <code>--model scripted --judge scripted</code>, the engine's simulation).</p>"
+)
+
+
 def render_judged(items: Sequence[dict[str, Any]], *, show_reasoning: bool = False, limit: int = 30) -> str:
     """HTML cards for judged responses: highlighted text, then every claim as a coloured chip.
 

@@ -18,17 +18,12 @@ from typing import Any
 
 import pandas as pd
 
+from mirage_bench.reported import TABLE10_TASKS
 from mirage_bench.types import LABELS
 
-#: Task ids in the groundability order of Table 3 / Table 10 (least groundable first).
-TASK_ORDER: tuple[str, ...] = (
-    "apartment",
-    "rec_letter",
-    "stress_source",
-    "weekend_itinerary",
-    "dating_profile",
-    "birthday_gift",
-)
+#: Task ids in the groundability order of Table 3 / Table 10 (least groundable first); the single
+#: source is :data:`mirage_bench.reported.TABLE10_TASKS`.
+TASK_ORDER: tuple[str, ...] = TABLE10_TASKS
 TASK_TITLES: dict[str, str] = {
     "apartment": "Apartment",
     "rec_letter": "Rec. letter",
@@ -222,8 +217,12 @@ def judges(board: pd.DataFrame, *, include_smoke: bool = False) -> list[str]:
     return sorted(found, key=lambda j: (j != PAPER_JUDGE, j))
 
 
+#: Shown in the CI column of a reported row (the paper prints no per-model CI).
+NO_CI = "not in paper"
+
+
 def format_ci(low: Any, high: Any) -> str:
-    """``"[35.1, 41.0]"``, or ``""`` when the row has no CI (reported rows: the paper prints none).
+    """``"[35.1, 41.0]"``, or ``""`` when the row has no CI.
 
     >>> format_ci(35.12, 41.0), format_ci(float("nan"), 1.0)
     ('[35.1, 41.0]', '')
@@ -271,10 +270,11 @@ def board_view(
     )
     frame["rank"] = range(1, len(frame) + 1)
     frame["oi_ci"] = [
-        format_ci(a, b)
-        for a, b in zip(
+        format_ci(a, b) or (NO_CI if source == "reported" else "")
+        for a, b, source in zip(
             frame.get("oi_ci_low", [None] * len(frame)),
             frame.get("oi_ci_high", [None] * len(frame)),
+            frame["source"],
             strict=True,
         )
     ]

@@ -75,14 +75,6 @@ def self_monitoring_inversion(
     rho, (low, high) = stats["rho"], stats["ci"]
     fig, ax = _figure()
     ax.scatter(frame["self_oi_pct"], frame["oi_pct"], color="C0")
-    for _, row in frame.iterrows():
-        ax.annotate(
-            str(row["model"]),
-            (row["self_oi_pct"], row["oi_pct"]),
-            fontsize=7,
-            xytext=(3, 3),
-            textcoords="offset points",
-        )
     lim = [
         min(frame["self_oi_pct"].min(), frame["oi_pct"].min()) - 3,
         max(frame["self_oi_pct"].max(), frame["oi_pct"].max()) + 3,
@@ -90,6 +82,7 @@ def self_monitoring_inversion(
     ax.plot(lim, lim, ls="--", color="0.6", lw=1, label="self = judge")
     ax.set_xlabel("Self-audit OI %")
     ax.set_ylabel("Judge OI %")
+    _label_points(ax, frame["self_oi_pct"], frame["oi_pct"], frame["model"].astype(str))
     ax.set_title(f"Spearman ρ = {rho:+.2f}, 95% CI [{low:+.2f}, {high:+.2f}], n = {len(frame)}")
     ax.legend(loc="lower right")
     sources = ", ".join(sorted(frame["source"].unique()))
@@ -99,6 +92,32 @@ def self_monitoring_inversion(
         "here from the rows shown."
     )
     return fig, text
+
+
+#: Label positions tried in turn (offset in points, horizontal alignment) until one overlaps nothing.
+_LABEL_SPOTS = (((4, 3), "left"), ((4, -9), "left"), ((-4, 3), "right"), ((-4, -9), "right"),
+                ((4, 11), "left"), ((-4, 11), "right"), ((4, -17), "left"), ((-4, -17), "right"))
+
+
+def _label_points(ax: Any, xs: Any, ys: Any, names: Any) -> None:
+    """Name each point, moving a label around its point until it overlaps no earlier label."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    ax.figure.draw_without_rendering()  # settle the constrained layout first
+    renderer = FigureCanvasAgg(ax.figure).get_renderer()
+    placed: list[Any] = []
+    for x, y, name in sorted(zip(xs, ys, names, strict=True), key=lambda t: (-t[1], t[0])):
+        for offset, ha in _LABEL_SPOTS:
+            text = ax.annotate(name, (x, y), xytext=offset, textcoords="offset points", fontsize=7, ha=ha)
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            text.remove()
+        else:  # every spot is taken: keep the first one
+            offset = _LABEL_SPOTS[0][0]
+            text = ax.annotate(name, (x, y), xytext=offset, textcoords="offset points", fontsize=7)
+            box = text.get_window_extent(renderer)
+        placed.append(box)
 
 
 def stereotype_gap(board: pd.DataFrame) -> Any:

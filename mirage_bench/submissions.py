@@ -226,9 +226,7 @@ class SubmissionStore:
 
     def submit_endpoint(self, base_url: str, endpoint_model: str, meta: Metadata) -> SubmissionRequest:
         """Queue an OpenAI-compatible endpoint (the worker generates the responses, then judges them)."""
-        problems = meta.problems()
-        if not re.match(r"^https?://[^\s/]+", base_url.strip()):
-            problems.append(f"endpoint URL {base_url!r} must start with http:// or https://")
+        problems = meta.problems() + endpoint_url_problems(base_url)
         if not endpoint_model.strip():
             problems.append("endpoint model id is required")
         if problems:
@@ -303,6 +301,8 @@ class SubmissionStore:
                     "kind": r.kind,
                     "status": r.status.value,
                     "progress": r.progress,
+                    "judge": r.judge or "",
+                    "smoke_test": bool(r.smoke_test),
                     "reason": r.reason,
                     "submitted": r.submitted_at,
                 }
@@ -341,6 +341,31 @@ class SubmissionStore:
     def reward_files(self) -> list[Path]:
         """Scored preference-pair sets (JSONL) written by the reward area."""
         return sorted((self.root / "reward").glob("*.jsonl"))
+
+
+def endpoint_url_problems(base_url: str) -> list[str]:
+    """Problems of a submitted endpoint base URL (empty when fine). It must be a plain http(s) URL:
+    no credentials, query or fragment, since only keyless endpoints are supported and the URL is shown
+    in the queue and synced.
+
+    >>> endpoint_url_problems("http://10.0.0.5:8000/v1")
+    []
+    >>> endpoint_url_problems("https://user:pw@host/v1?api_key=x")  # doctest: +NORMALIZE_WHITESPACE
+    ['endpoint URL must not carry credentials, a query string or a fragment (only keyless endpoints
+    are supported; the URL is shown in the queue)']
+    """
+    from urllib.parse import urlsplit
+
+    url = base_url.strip()
+    if not re.match(r"^https?://[^\s/]+", url) or any(c.isspace() for c in url):
+        return [f"endpoint URL {base_url!r} must start with http:// or https:// and hold no spaces"]
+    parts = urlsplit(url)
+    if parts.username or parts.password or parts.query or parts.fragment or "@" in parts.netloc:
+        return [
+            "endpoint URL must not carry credentials, a query string or a fragment (only keyless "
+            "endpoints are supported; the URL is shown in the queue)"
+        ]
+    return []
 
 
 def safe_id(value: str) -> str:

@@ -14,11 +14,20 @@ so nothing is lost or repeated.
 The judge is ``MIRAGE_JUDGE`` (read when the worker is created) or the ``judge`` argument; the
 default is the engine's embedded ``local`` smoke-test model, whose rows are flagged
 ``smoke_test``. Error messages are scrubbed of API keys before they are stored or shown.
+
+Endpoint submissions: the worker first sends one tiny chat request to the endpoint (an unreachable
+or refusing endpoint fails at once, with the reason), then runs the engine's Task stage against it
+in a subprocess whose environment holds no secret (the Space's own API keys never reach a submitted
+endpoint), reporting "generating responses: k of n" in the queue as it goes.
+
+Hub sync (``MIRAGE_HUB_REPO``): after each submission, and when idle if annotation labels or
+requests changed, requests, result rows, claims and annotation labels are uploaded to that Hub
+dataset repo (created private when missing). A failed sync is logged and retried later; it never
+stops the worker.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -30,6 +39,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from mirage_bench.endpoint_check import SECRET_ENV, check_endpoint, keyless_env
 from mirage_bench.submissions import Status, SubmissionRequest, SubmissionStore, utc_now
 
 log = logging.getLogger(__name__)
@@ -38,7 +48,29 @@ DEFAULT_JUDGE = "local"
 #: A submission fails when more than this share of its responses could not be judged.
 MAX_FAILED_SHARE = 0.5
 _KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,})\b")
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+
+#: The queue's note on a submission judged by a smoke-test judge (the embedded ``local`` model).
+SMOKE_NOTE = "smoke-test judge: slow on a CPU, labels meaningless, row hidden from the ranked board"
+#: What the Hub sync uploads (paths relative to the store root).
+HUB_SYNC_PATTERNS: tuple[str, ...] = (
+    "requests/*.json",
+    "results/*/leaderboard_row.json",
+    "results/*/claims.parquet",
+    "annotation/labels/*/*.jsonl",
+)
+
+
+def resolve_judge(judge: str | None = None) -> str:
+    """The judge spec a worker uses: ``judge``, else ``$MIRAGE_JUDGE``, else :data:`DEFAULT_JUDGE`.
+
+    >>> resolve_judge("scripted")
+    'scripted'
+    """
+    return judge or os.environ.get("MIRAGE_JUDGE") or DEFAULT_JUDGE
+
+
+class Interrupted(Exception):
+    """The worker was asked to stop mid-submission; the submission stays RUNNING and is resumed later."""
 
 
 def redact(text: str, env: dict[str, str] | None = None) -> str:
@@ -51,7 +83,7 @@ def redact(text: str, env: dict[str, str] | None = None) -> str:
     """
     env = dict(os.environ) if env is None else env
     for name, value in env.items():
-        if _SECRET_ENV.search(name) and value and len(value) >= 8:
+        if SECRET_ENV.search(name) and value and len(value) >= 8:
             text = text.replace(value, "[redacted]")
     return _KEYLIKE.sub("[redacted]", text)
 
@@ -67,12 +99,21 @@ class Worker:
         poll_s: float = 2.0,
         concurrency: int = 8,
         hub_repo: str | None = None,
+        endpoint_concurrency: int = 8,
+        endpoint_check_timeout_s: float = 30.0,
+        hub_sync_interval_s: float = 60.0,
     ) -> None:
         self.store = SubmissionStore(store_root)
-        self.judge = judge or os.environ.get("MIRAGE_JUDGE") or DEFAULT_JUDGE
+        self.judge = resolve_judge(judge)
         self.poll_s = poll_s
         self.concurrency = concurrency
         self.hub_repo = hub_repo if hub_repo is not None else os.environ.get("MIRAGE_HUB_REPO") or None
+        self.endpoint_concurrency = endpoint_concurrency
+        self.endpoint_check_timeout_s = endpoint_check_timeout_s
+        self.hub_sync_interval_s = hub_sync_interval_s
+        self._hub_synced: tuple[tuple[str, int, int], ...] | None = None
+        self._hub_repo_ready = False
+        self._hub_last_attempt = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = FileLock(str(self.store.root / ".worker.lock"))
@@ -103,6 +144,8 @@ class Worker:
             try:
                 while not self._stop.is_set():
                     if not self.run_once():
+                        if once or time.monotonic() - self._hub_last_attempt >= self.hub_sync_interval_s:
+                            self.sync_to_hub()  # annotation labels given since the last sync
                         if once:
                             return
                         self._stop.wait(self.poll_s)
@@ -120,6 +163,9 @@ class Worker:
             return False
         try:
             self.process(request)
+        except Interrupted:
+            log.info("submission %s interrupted: stays RUNNING, resumed later", request.submission_id)
+            return True
         except Exception as exc:  # a submission never takes the worker down with it
             reason = redact(f"{type(exc).__name__}: {exc}")
             log.warning("submission %s failed: %s", request.submission_id, reason)
@@ -142,7 +188,7 @@ class Worker:
         """Judge one RUNNING submission to the end (resumable)."""
         from mirage_bench.backends.registry import is_smoke_test
         from mirage_bench.cache import ResponseCache
-        from mirage_bench.client import Client, ClientConfig
+        from mirage_bench.client import Client, ClientConfig, run_closing
         from mirage_bench.instruments.judge import judge_responses
         from mirage_bench.instruments.records import JudgmentRecord
 
@@ -176,6 +222,7 @@ class Worker:
             progress_total=total,
             progress_done=total - len(todo),
             n_responses=total,
+            reason=SMOKE_NOTE if smoke else "",
         )
         write_lock = threading.Lock()
         counter = {"done": total - len(todo), "last": 0.0}
@@ -200,10 +247,11 @@ class Worker:
             if todo:
                 cache = ResponseCache(run_dir / "judge_cache.sqlite")
                 client = Client(backend, ClientConfig(concurrency=self.concurrency), cache=cache)
-                asyncio.run(
+                run_closing(
                     judge_responses(
                         todo, client, judge_name=self.judge, smoke_test=smoke, on_result=on_result
-                    )
+                    ),
+                    client,
                 )
         finally:
             fh.flush()
@@ -243,30 +291,64 @@ class Worker:
         return records
 
     def _generate(self, request: SubmissionRequest, run_dir: Path) -> list[dict[str, Any]]:
-        """Endpoint submissions: run the engine's Task stage against the endpoint (resumable run dir)."""
+        """Endpoint submissions: run the engine's Task stage against the endpoint (resumable run dir).
+
+        A one-message check first (:func:`check_endpoint`); then ``mirage-bench run --stages task`` in a
+        subprocess with no secret in its environment, its output in ``generation.log``, progress
+        ("generating responses: k of n") in the request. Stopping the worker stops the subprocess and
+        leaves the submission RUNNING: the engine's run directory resumes where it stopped.
+        """
         import subprocess
         import sys
 
+        from mirage_bench.submissions import expected_pairs, write_jsonl
+
+        sid = request.submission_id
+        base_url, model = request.endpoint_base_url or "", request.endpoint_model or ""
+        self.store.update(sid, reason=f"checking the endpoint {base_url}")
+        problem = check_endpoint(base_url, model, timeout_s=self.endpoint_check_timeout_s)
+        if problem:
+            raise RuntimeError(problem)
         gen_dir = run_dir / "generation"
-        spec = f"openai:{request.endpoint_model}@{request.endpoint_base_url}"
+        gen_dir.mkdir(parents=True, exist_ok=True)
         cmd = [
             sys.executable,
             "-m",
             "mirage_bench.cli",
             "run",
             "--model",
-            spec,
+            f"openai:{model}@{base_url}",
             "--stages",
             "task",
+            "--concurrency",
+            str(self.endpoint_concurrency),
             "--out",
             str(gen_dir),
         ]
-        self.store.update(request.submission_id, reason="generating responses from the endpoint")
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        expected = len(expected_pairs())
+        log_path = run_dir / "generation.log"
+        responses_path = gen_dir / "responses.jsonl"
+        with log_path.open("ab") as log_fh:
+            proc = subprocess.Popen(cmd, stdout=log_fh, stderr=subprocess.STDOUT, env=keyless_env())
+            last = -1
+            while proc.poll() is None:
+                if self._stop.wait(1.0):
+                    proc.terminate()
+                    try:
+                        proc.wait(30)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+                    raise Interrupted
+                done = _count_lines(responses_path)
+                if done != last:
+                    last = done
+                    self.store.update(sid, reason=f"generating responses: {done} of {expected}")
         if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise RuntimeError(f"generation from the endpoint failed: {' | '.join(tail)}")
-        lines = (gen_dir / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+            lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+            tail = [x for x in lines if x.strip()]
+            raise RuntimeError(f"generation from the endpoint failed: {' | '.join(tail[-3:])}")
+        lines = responses_path.read_text(encoding="utf-8").splitlines()
         records = [json.loads(x) for x in lines if x.strip()]
         for rec in records:
             rec["model"] = request.model_name
@@ -276,10 +358,8 @@ class Worker:
                 f"the endpoint failed on {len(failed)} of {len(records)} prompts "
                 f"(first: {failed[0].get('error')})"
             )
-        from mirage_bench.submissions import write_jsonl
-
         write_jsonl(run_dir / "responses.jsonl", records)
-        self.store.update(request.submission_id, reason="")
+        self.store.update(sid, reason="")
         return records
 
     def _finish(
@@ -316,33 +396,68 @@ class Worker:
         row["parse_failures"] = sum(j.status == "parse_failure" for j in failed)
         row["call_failures"] = sum(j.status == "call_failure" for j in failed)
         write_row(run_dir / "leaderboard_row.json", row)
-        note = f"{len(failed)} response(s) could not be judged and are excluded" if failed else ""
+        notes = [SMOKE_NOTE] if self.store.get(sid).smoke_test else []
+        if failed:
+            notes.append(f"{len(failed)} response(s) could not be judged and are excluded")
+        note = "; ".join(notes)
         self.store.update(
             sid, status=Status.FINISHED, finished_at=utc_now(), reason=note, progress_done=len(judgments)
         )
 
     # -- Hub sync ----------------------------------------------------------------------------
-    def sync_to_hub(self) -> None:
-        """Upload requests, results and annotation labels to the Hub dataset repo ``MIRAGE_HUB_REPO``.
+    def _hub_files(self) -> list[Path]:
+        return sorted({p for pattern in HUB_SYNC_PATTERNS for p in self.store.root.glob(pattern)})
 
-        Untested against the real Hub (unreachable here). Failures are logged, never fatal.
+    def _hub_fingerprint(self) -> tuple[tuple[str, int, int], ...]:
+        out = []
+        for path in self._hub_files():
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            out.append((path.relative_to(self.store.root).as_posix(), st.st_size, st.st_mtime_ns))
+        return tuple(out)
+
+    def sync_to_hub(self, *, force: bool = False) -> bool:
+        """Upload requests, result rows, claims and annotation labels to the Hub dataset ``hub_repo``.
+
+        Uses ``huggingface_hub`` (``HF_TOKEN`` / ``HF_ENDPOINT`` as usual); the repo is created private
+        when missing (request files carry contact addresses). Skipped when nothing changed since the
+        last successful sync (unless ``force``). Returns True when an upload succeeded; a failure is
+        logged (without keys) and retried at the next call, never raised.
         """
         if not self.hub_repo:
-            return
+            return False
+        self._hub_last_attempt = time.monotonic()
+        fingerprint = self._hub_fingerprint()
+        if not fingerprint or (fingerprint == self._hub_synced and not force):
+            return False
         try:
             from huggingface_hub import HfApi
 
-            HfApi().upload_folder(
+            api = HfApi()
+            if not self._hub_repo_ready:
+                api.create_repo(self.hub_repo, repo_type="dataset", private=True, exist_ok=True)
+                self._hub_repo_ready = True
+            api.upload_folder(
                 repo_id=self.hub_repo,
                 repo_type="dataset",
                 folder_path=str(self.store.root),
-                allow_patterns=[
-                    "requests/*.json",
-                    "results/*/leaderboard_row.json",
-                    "results/*/claims.parquet",
-                    "annotation/labels/**/*.jsonl",
-                ],
+                allow_patterns=list(HUB_SYNC_PATTERNS),
                 commit_message="MirageBench leaderboard sync",
             )
-        except Exception as exc:  # pragma: no cover - network path
-            log.warning("Hub sync to %s failed: %s", self.hub_repo, redact(str(exc)))
+        except Exception as exc:  # a sync failure never stops the worker
+            log.warning("Hub sync to %s failed: %s", self.hub_repo, redact(f"{type(exc).__name__}: {exc}"))
+            return False
+        self._hub_synced = fingerprint
+        log.info("Hub sync to %s: %d file(s)", self.hub_repo, len(fingerprint))
+        return True
+
+
+def _count_lines(path: Path) -> int:
+    """Number of complete lines in ``path`` (0 when it does not exist yet)."""
+    try:
+        with path.open("rb") as fh:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 16), b""))
+    except FileNotFoundError:
+        return 0

@@ -64,17 +64,44 @@ class SpaceConfig:
     judge: str | None = None
     start_worker: bool = True
     worker_poll_s: float = 2.0
+    #: Calls in flight to a submitted endpoint while generating its responses.
+    endpoint_concurrency: int = 8
 
 
-def build_app(config: SpaceConfig | None = None) -> Any:
-    """Build the Gradio Blocks app (does not launch it and starts no worker)."""
-    import gradio as gr
+#: The tabs in display order: title, id, builder(context).
+TABS = (
+    ("Leaderboard", "leaderboard", tabs_board.leaderboard_tab),
+    ("Plots", "plots", tabs_board.plots_tab),
+    ("Submit", "submit", tabs_submit.submit_tab),
+    ("Browse", "browse", tabs_data.browse_tab),
+    ("Annotate", "annotate", tabs_data.annotate_tab),
+    ("Reward models", "reward", tabs_data.reward_tab),
+    ("About", "about", tabs_data.about_tab),
+)
 
+
+def build_context(config: SpaceConfig | None = None) -> tabs_board.Context:
+    """What the tabs read: the store, extra run directories and the judge (resolved as the worker does)."""
     from mirage_bench.submissions import SubmissionStore
+    from mirage_bench.worker import resolve_judge
 
     config = config or SpaceConfig()
-    store = SubmissionStore(config.store_root)
-    context = tabs_board.Context(store=store, run_dirs=list(config.run_dirs))
+    return tabs_board.Context(
+        store=SubmissionStore(config.store_root),
+        run_dirs=list(config.run_dirs),
+        judge=resolve_judge(config.judge),
+    )
+
+
+def build_app(config: SpaceConfig | None = None, context: tabs_board.Context | None = None) -> Any:
+    """Build the Gradio Blocks app (does not launch it and starts no worker).
+
+    ``context`` defaults to :func:`build_context` of ``config``; after the build it holds the
+    page-load refreshers (``context.loaders``).
+    """
+    import gradio as gr
+
+    context = context or build_context(config)
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(
             f"# {TITLE}\n"
@@ -84,20 +111,11 @@ def build_app(config: SpaceConfig | None = None) -> Any:
             "ranked together."
         )
         with gr.Tabs():
-            with gr.Tab("Leaderboard", id="leaderboard"):
-                tabs_board.leaderboard_tab(context)
-            with gr.Tab("Plots", id="plots"):
-                tabs_board.plots_tab(context)
-            with gr.Tab("Submit", id="submit"):
-                tabs_submit.submit_tab(context)
-            with gr.Tab("Browse", id="browse"):
-                tabs_data.browse_tab(context)
-            with gr.Tab("Annotate", id="annotate"):
-                tabs_data.annotate_tab(context)
-            with gr.Tab("Reward models", id="reward"):
-                tabs_data.reward_tab(context)
-            with gr.Tab("About", id="about"):
-                tabs_data.about_tab()
+            for title, tab_id, build in TABS:
+                with gr.Tab(title, id=tab_id):
+                    build(context)
+        for function, outputs in context.loaders:
+            demo.load(function, None, outputs, show_progress="hidden")
     return demo
 
 
@@ -119,7 +137,12 @@ def launch(
     demo = build_app(config)
     worker = None
     if config.start_worker:
-        worker = Worker(config.store_root, judge=config.judge, poll_s=config.worker_poll_s)
+        worker = Worker(
+            config.store_root,
+            judge=config.judge,
+            poll_s=config.worker_poll_s,
+            endpoint_concurrency=config.endpoint_concurrency,
+        )
         worker.start_background()
     demo.queue(default_concurrency_limit=4)
     demo.launch(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,20 @@ ALL_JUDGES = "(all judges: not ranked against each other)"
 
 @dataclass
 class Context:
-    """What every tab reads: the submission store and extra run directories."""
+    """What every tab reads: the submission store, extra run directories and the worker's judge.
+
+    ``loaders`` are ``(function, outputs)`` pairs the app runs on every page load, so a page shows
+    what was added since the Space started (samples, runs, reward sets, queue) without a restart.
+    """
 
     store: SubmissionStore
     run_dirs: list[Path] = field(default_factory=list)
+    judge: str = "local"
+    loaders: list[tuple[Callable[[], Any], list[Any]]] = field(default_factory=list)
+
+    def on_load(self, function: Callable[[], Any], outputs: list[Any]) -> None:
+        """Refresh ``outputs`` with ``function()`` whenever a browser (re)loads the page."""
+        self.loaders.append((function, outputs))
 
     def board(self) -> pd.DataFrame:
         """The full board, read fresh from the files (cheap: a few CSVs and JSON rows)."""

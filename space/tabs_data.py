@@ -58,7 +58,7 @@ def browse_tab(ctx: Context) -> None:
         return (
             card,
             f"**Task prompt:** {get_task(tid).prompt}",
-            browse.render_judged(items, show_reasoning=bool(reasoning_v)),
+            browse.render_judged(items, show_reasoning=bool(reasoning_v)) if dirs else browse.NO_RUNS_HTML,
             gr.Dropdown(choices=browse.models_in(dirs)),
         )
 
@@ -67,6 +67,8 @@ def browse_tab(ctx: Context) -> None:
     group.change(filter_personas, group, persona)
     for comp in inputs:
         comp.change(show, inputs, outputs)
+    # on page load: the judged responses of the default persona and task (runs may have appeared)
+    ctx.on_load(lambda: show(first, TASKS[0].task_id, [], [], False, False)[2:], [judged, models])
 
 
 def _progress_html(done: int, total: int) -> str:
@@ -82,6 +84,14 @@ def annotate_tab(ctx: Context) -> None:
     import gradio as gr
 
     samples = ctx.store.list_samples()
+    no_sample = (
+        "**No annotation sample yet.** Draw one from judged runs (finished submissions are under "
+        f"`{ctx.store.root / 'results'}/<id>/`; engine runs are made with `mirage-bench run --model SPEC "
+        "--judge SPEC --out RUN_DIR`):\n\n"
+        f"`mirage-bench annotate-sample --runs RUN_DIR [--runs RUN_DIR2 …] --store {ctx.store.root}`\n\n"
+        "(add `--lenient` when the runs cover fewer than 8 models, 5 tasks or 20 personas per label), "
+        "then reload this page."
+    )
     gr.Markdown(
         "Label each claim using **only the three revealed facts**. The task context says what the assistant "
         "was asked; it is not evidence about the user. Keys **A–D** choose a label and advance. Labels are "
@@ -93,12 +103,7 @@ def annotate_tab(ctx: Context) -> None:
         )
         annotator = gr.Textbox(label="Annotator id", placeholder="e.g. ann01", elem_id="annotate-annotator")
         start = gr.Button("Start / resume", elem_id="annotate-start")
-    status = gr.Markdown(
-        ""
-        if samples
-        else "No annotation sample yet: create one with `mirage-bench annotate-sample --runs RUN_DIR`.",
-        elem_id="annotate-status",
-    )
+    status = gr.Markdown("" if samples else no_sample, elem_id="annotate-status")
     bar = gr.HTML(elem_id="annotate-progress")
     facts = gr.Markdown(elem_id="annotate-facts")
     context = gr.Markdown(elem_id="annotate-context")
@@ -166,6 +171,11 @@ def annotate_tab(ctx: Context) -> None:
         ann.record_label(ctx.store, st["sample"], st["annotator"], st["item"], ann.Label(lab))
         return view(st, "Saved.")
 
+    def reload_samples() -> tuple[Any, str]:
+        found = ctx.store.list_samples()
+        return gr.Dropdown(choices=found, value=found[0] if found else None), "" if found else no_sample
+
+    ctx.on_load(reload_samples, [sample, status])
     start.click(begin, [sample, annotator], outputs, api_name="annotate_start")
     annotator.submit(begin, [sample, annotator], outputs)
     for key, button in zip(ann.SHORTCUTS, buttons, strict=True):
@@ -199,6 +209,18 @@ def reward_tab(ctx: Context) -> None:
     from mirage_bench import plots
 
     files = ctx.store.reward_files()
+    reward_dir = ctx.store.root / "reward"
+    no_sets = (
+        f"**No scored pair sets yet** in `{reward_dir}`. Make them with "
+        f"`mirage-bench reward evaluate --pairs PAIRS.jsonl --scores SCORES.jsonl --out-dir {reward_dir}` "
+        "(see docs/reward.md), then reload this page. An offline demo on SYNTHETIC data (its numbers are "
+        "not results about any model or people):\n\n"
+        "```\nmirage-bench reward synthetic --out /tmp/rw\n"
+        "mirage-bench reward score --pairs /tmp/rw/synthetic_pairs.jsonl --method direct-judge "
+        "--judge synthetic --out /tmp/rw/direct.jsonl\n"
+        "mirage-bench reward evaluate --pairs /tmp/rw/synthetic_pairs.jsonl --scores /tmp/rw/direct.jsonl "
+        f"--out-dir {reward_dir}\n```"
+    )
     gr.Markdown(
         "Memory-aware reward models (seed 003): accuracy at predicting which of two responses a human "
         "prefers "
@@ -209,20 +231,27 @@ def reward_tab(ctx: Context) -> None:
     pick = gr.Dropdown(
         choices, value=choices[0] if choices else None, label="Scored pair set", elem_id="reward-set"
     )
-    first = plots.reward_summary(files[0]) if files else ("No scored pair sets yet.", None)
+    first = plots.reward_summary(files[0]) if files else (no_sets, None)
     summary = gr.Markdown(first[0], elem_id="reward-summary")
-    curve = gr.Plot(first[1], label="Selective accuracy", elem_id="reward-curve")
+    curve = gr.Plot(first[1], label="Selective accuracy", elem_id="reward-curve", visible=bool(files))
 
     def show(name: str | None) -> tuple[Any, Any]:
-        if not name:
-            return "No scored pair sets yet.", None
-        return plots.reward_summary(ctx.store.root / "reward" / name)
+        if not name or not (reward_dir / name).is_file():
+            return no_sets, gr.Plot(None, visible=False)
+        text, figure = plots.reward_summary(reward_dir / name)
+        return text, gr.Plot(figure, visible=True)
+
+    def reload_sets() -> tuple[Any, ...]:
+        names = [f.name for f in ctx.store.reward_files()]
+        chosen = names[0] if names else None
+        return (gr.Dropdown(choices=names, value=chosen), *show(chosen))
 
     pick.change(show, pick, [summary, curve])
+    ctx.on_load(reload_sets, [pick, summary, curve])
 
 
-def about_tab() -> None:
-    """Static About text."""
+def about_tab(ctx: Context | None = None) -> None:
+    """Static About text (``ctx`` is unused: every tab builder takes the context)."""
     import gradio as gr
 
     gr.Markdown((Path(__file__).parent / "about.md").read_text(encoding="utf-8"), elem_id="about")

@@ -10,16 +10,18 @@ import pandas as pd
 from mirage_bench.submissions import Metadata, SubmissionError
 from space.tabs_board import Context
 
+#: Queue table columns, the ones a submitter looks for first.
 QUEUE_COLUMNS = [
-    "submission",
     "model",
-    "revision",
-    "family",
-    "kind",
     "status",
     "progress",
+    "judge",
     "reason",
+    "kind",
+    "revision",
+    "family",
     "submitted",
+    "submission",
 ]
 HOW_TO = """
 **Two ways to submit.**
@@ -34,9 +36,45 @@ Every submission is judged by this Space's configured judge and ranked only agai
 """
 
 
+#: Judge specs whose verdicts are a smoke test (the embedded 270M base model).
+SMOKE_JUDGES = ("local",)
+EMPTY_QUEUE = "The queue is empty: nothing has been submitted yet."
+
+
+def judge_note(judge: str) -> str:
+    """What the Submit tab says about the judge this Space's worker uses."""
+    if judge in SMOKE_JUDGES:
+        return (
+            f"**Judge: `{judge}` is a smoke test, not a real judge.** This Space judges with the embedded "
+            "Gemma-3-270M base model (no key, no network): its labels mean nothing, the rows it produces "
+            "are flagged *smoke test* and hidden from the ranked board (tick *Show smoke-test rows* on the "
+            "Leaderboard tab), and on a CPU a full 900-response submission takes hours (the queue shows "
+            "\"judged k of n\"). For real judging restart with a real judge, e.g. "
+            "`MIRAGE_JUDGE=anthropic:claude-opus-4-7-20260610 ANTHROPIC_API_KEY=… make run` or "
+            "`OPENAI_API_KEY=… mirage-bench space --judge openai:gpt-4o-mini`."
+        )
+    if judge == "scripted" or judge.startswith("scripted:"):
+        return (
+            f"**Judge: `{judge}`, the engine's simulated judge** (tests and demos): its labels are "
+            "simulated, not a model's verdicts."
+        )
+    return f"**Judge: `{judge}`.** Submissions are ranked only against rows judged by `{judge}`."
+
+
 def queue_frame(ctx: Context) -> pd.DataFrame:
-    """The queue table (newest first)."""
-    return pd.DataFrame(ctx.store.queue_rows(), columns=QUEUE_COLUMNS)
+    """The queue table (newest first); the judge column marks smoke-test judges."""
+    rows = ctx.store.queue_rows()
+    for row in rows:
+        judge = row["judge"] or ctx.judge
+        smoke = row.pop("smoke_test") or judge in SMOKE_JUDGES
+        row["judge"] = f"{judge} (smoke test)" if smoke else judge
+    return pd.DataFrame(rows, columns=QUEUE_COLUMNS)
+
+
+def queue_view(ctx: Context) -> tuple[pd.DataFrame, str]:
+    """The queue table and the note under it (says so when the queue is empty)."""
+    frame = queue_frame(ctx)
+    return frame, "" if len(frame) else EMPTY_QUEUE
 
 
 def _read_upload(upload: Any) -> bytes | None:
@@ -95,6 +133,7 @@ def submit_tab(ctx: Context) -> None:
     import gradio as gr
 
     gr.Markdown(HOW_TO)
+    gr.Markdown(judge_note(ctx.judge), elem_id="submit-judge-note")
     mode = gr.Radio(
         [("Upload a responses file", "file"), ("OpenAI-compatible endpoint", "endpoint")],
         value="file",
@@ -125,7 +164,9 @@ def submit_tab(ctx: Context) -> None:
     button = gr.Button("Submit for judging", variant="primary", elem_id="submit-button")
     message = gr.Markdown(elem_id="submit-message")
     gr.Markdown("### Queue")
-    queue = gr.Dataframe(value=queue_frame(ctx), interactive=False, wrap=True, elem_id="queue-table")
+    first_frame, first_note = queue_view(ctx)
+    queue = gr.Dataframe(value=first_frame, interactive=False, wrap=True, elem_id="queue-table")
+    queue_note = gr.Markdown(first_note, elem_id="queue-note")
     refresh = gr.Button("Refresh queue", size="sm", elem_id="queue-refresh")
     timer = gr.Timer(2.0)
 
@@ -141,6 +182,8 @@ def submit_tab(ctx: Context) -> None:
         return submit(ctx, mode, upload, base_url, endpoint_model, model_name, revision, family, link,
                       license_, contact)
 
-    button.click(do_submit, inputs, [message, queue], api_name="submit")
+    button.click(do_submit, inputs, [message, queue], api_name="submit").then(
+        lambda: queue_view(ctx)[1], None, queue_note, show_progress="hidden"
+    )
     refresh.click(lambda: queue_frame(ctx), None, queue, api_name="queue")
-    timer.tick(lambda: queue_frame(ctx), None, queue, show_progress="hidden")
+    timer.tick(lambda: queue_view(ctx), None, [queue, queue_note], show_progress="hidden")

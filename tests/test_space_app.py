@@ -40,7 +40,7 @@ def served() -> Iterator[Served]:
 
     root = helpers.new_store()
     port = helpers.free_port()
-    config = SpaceConfig(store_root=root, judge="scripted", worker_poll_s=0.3)
+    config = SpaceConfig(store_root=root, judge="scripted", worker_poll_s=0.3, endpoint_concurrency=16)
     demo, worker = launch(config, host="127.0.0.1", port=port, block=False)
     try:
         yield Served(f"http://127.0.0.1:{port}/", root, demo, worker)
@@ -77,6 +77,60 @@ def _finished(store: Any, name: str) -> Any:
     if reqs and reqs[0].status.value == "FAILED":
         raise AssertionError(f"submission failed: {reqs[0].reason}")
     return reqs and reqs[0].status.value == "FINISHED" and reqs[0]
+
+
+# -- first run: a fresh store and the default judge, as a newcomer sees it after `make run` ----------
+def _by_id(demo: Any) -> dict[str, Any]:
+    return {b.elem_id: b for b in demo.blocks.values() if getattr(b, "elem_id", None)}
+
+
+def test_first_run_empty_states_say_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    from mirage_bench import browse
+    from mirage_bench.submissions import Metadata, Status
+    from space import tabs_submit
+    from space.app import SpaceConfig, build_app, build_context
+
+    monkeypatch.delenv("MIRAGE_JUDGE", raising=False)
+    ctx = build_context(SpaceConfig(store_root=tmp_path / "store"))
+    assert ctx.judge == "local"  # the default judge: the embedded smoke-test model
+    ui = _by_id(build_app(context=ctx))
+    note = ui["submit-judge-note"].value
+    assert "`local` is a smoke test, not a real judge" in note and "MIRAGE_JUDGE=" in note
+    assert ui["queue-note"].value == tabs_submit.EMPTY_QUEUE
+    assert "mirage-bench annotate-sample --runs RUN_DIR" in ui["annotate-status"].value
+    assert f"--store {ctx.store.root}" in ui["annotate-status"].value
+    assert "mirage-bench reward evaluate --pairs" in ui["reward-summary"].value
+    assert not ui["reward-curve"].visible  # no empty plot frame
+    loaded = {tuple(b.elem_id for b in outputs): fn for fn, outputs in ctx.loaders}
+    judged_html, _models = loaded[("browse-judged", "browse-models")]()
+    assert judged_html == browse.NO_RUNS_HTML and "mirage-bench space --runs" in judged_html
+
+    # what appears while the Space runs is shown on the next page load, without a restart
+    (ctx.store.root / "annotation" / "samples" / "fresh.jsonl").write_bytes(
+        (helpers.FIXTURES / "annotation_sample.jsonl").read_bytes()
+    )
+    pd.DataFrame(
+        {"pair_id": ["a", "b"], "generator": ["g", "g"], "p_memory": [0.9, 0.2],
+         "human_prefers_memory": [1, 0], "strength": ["much", "much"], "method": ["m", "m"]}
+    ).to_json(ctx.store.root / "reward" / "set.jsonl", orient="records", lines=True)
+    samples, status = loaded[("annotate-sample", "annotate-status")]()
+    assert samples.value == "fresh" and status == ""
+    picked, summary, curve = loaded[("reward-set", "reward-summary", "reward-curve")]()
+    assert picked.value == "set.jsonl" and "accuracy" in summary and curve.visible
+
+    # the queue of a submission under the smoke-test judge: progress and the smoke-test note
+    sid = ctx.store.submit_file(
+        helpers.responses_file(tmp_path / "r.jsonl").read_bytes(),
+        Metadata(model_name="new/model", family="Fixture", contact="n@x.org"),
+    ).submission_id
+    frame, empty = tabs_submit.queue_view(ctx)
+    assert empty == "" and frame.iloc[0]["judge"] == "local (smoke test)"
+    ctx.store.update(sid, status=Status.RUNNING, judge="local", smoke_test=True, progress_total=900,
+                     progress_done=3, reason="smoke-test judge: slow on a CPU")
+    row = tabs_submit.queue_frame(ctx).iloc[0]
+    assert row["progress"] == "judged 3 of 900" and row["judge"] == "local (smoke test)"
 
 
 # -- API (gradio_client) -------------------------------------------------------------------------
@@ -117,6 +171,50 @@ def test_api_submission_is_judged_and_ranked(served: Served, client: Any, tmp_pa
         **_submit_args(handle_file(str(path)), "api/model-one", "api2@x.org"), api_name="/submit"
     )
     assert "already on the board or in the queue" in message
+
+
+def test_api_endpoint_submission_goes_pending_running_finished(
+    served: Served, client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Path (b): the real local OpenAI-compatible server is the submitted endpoint."""
+    from mirage_bench.leaderboard import load_board
+
+    secret = "sk-space-own-secret-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)  # the Space's own key: must never reach the endpoint
+    server = helpers.fake_endpoint()
+    seen: list[str] = []
+
+    def settled() -> Any:
+        reqs = [r for r in served.store().list_requests() if r.model_name == "api/endpoint-model"]
+        if reqs and (not seen or seen[-1] != reqs[0].status.value):
+            seen.append(reqs[0].status.value)
+        return reqs and reqs[0].status.value in ("FINISHED", "FAILED") and reqs[0]
+
+    try:
+        args = _submit_args(None, "api/endpoint-model", "endpoint@x.org")
+        args.update(mode="endpoint", base_url=server.base_url, endpoint_model="fx-endpoint-model")
+        message, _queue = client.predict(**args, api_name="/submit")
+        assert "Queued" in message, message
+        request = helpers.wait_for(settled, timeout=150, interval=0.1)
+    finally:
+        server.stop()
+    assert request.status.value == "FINISHED", request.reason
+    assert seen[0] in ("PENDING", "RUNNING") and seen[-2:] == ["RUNNING", "FINISHED"], seen
+    assert request.kind == "endpoint" and request.progress == "judged 900 of 900"
+    assert len(server.requests) == 2 * 900 + 1  # task + self-audit per pair, plus the endpoint check
+    assert all(secret not in h for h in server.auth_headers) and server.auth_headers
+    queue = client.predict(api_name="/queue")
+    rows = [dict(zip(queue["headers"], r, strict=True)) for r in queue["data"]]
+    row = next(r for r in rows if r["model"] == "api/endpoint-model")
+    assert row["status"] == "FINISHED" and row["progress"] == "judged 900 of 900"
+    assert row["kind"] == "endpoint" and row["judge"] == "scripted"
+    board = load_board(served.store_root)
+    measured = board[board["model"] == "api/endpoint-model"].iloc[0]
+    assert measured["source"] == "measured" and measured["judge"] == "scripted"
+    assert measured["self_oi_pct"] == pytest.approx(50.0)  # the endpoint's self-audits: 1 of 2 claims OI
+    run = served.store().result_dir(request.submission_id)
+    for path in [*run.rglob("*.json*"), *run.rglob("*.log"), *served.store_root.glob("requests/*")]:
+        assert secret not in path.read_text(errors="replace"), path
 
 
 def test_api_annotation_flow_never_returns_hidden_fields(served: Served, client: Any) -> None:
@@ -165,6 +263,7 @@ def page(served: Served) -> Iterator[Any]:
                 pass
 
         pg.on("response", keep)
+        pg.add_init_script(helpers.STREAM_CAPTURE_JS)  # streamed SSE bodies, which "response" cannot read
         pg.goto(served.url, wait_until="load")
         pg.wait_for_selector(FIRST_MODEL, timeout=30_000)
         yield pg
@@ -248,6 +347,7 @@ def test_browser_submission_goes_pending_to_finished_and_row_appears(
 def test_browser_annotation_keys_advance_and_hide_the_judge(page: Any, served: Served) -> None:
     _tab(page, "Annotate")
     page.locator("#annotate-annotator textarea, #annotate-annotator input").first.fill("ui-annotator")
+    offsets = helpers.stream_offsets(page)
     page.locator("#annotate-start").click()
     page.wait_for_selector("#annotate-claim :text('Your apartment has a modern')", timeout=20_000)
     page.screenshot(path=str(helpers.ARTIFACTS / "space_annotate.png"), full_page=True)
@@ -274,6 +374,16 @@ def test_browser_annotation_keys_advance_and_hide_the_judge(page: Any, served: S
     for body in page.bodies:
         for hidden in helpers.HIDDEN:
             assert hidden not in body, hidden
+    # the streamed event payloads of the annotation session (gradio's SSE /gradio_api/queue/data)
+    # carried the items ...
+    text = helpers.streamed_since(page, offsets)
+    assert "Your apartment has a modern" in text and "Your job with young children" in text
+    assert "Batch complete" in text
+    # ... and never a judge label, the model id, the judge id or the persona's hidden ground truth
+    truth = helpers.hidden_ground_truth(helpers.FIXTURES / "annotation_sample.jsonl")
+    assert "Alex Chen" in truth and "kindergarten teacher" in truth
+    for hidden in (*helpers.HIDDEN, *truth):
+        assert hidden not in text, hidden
 
 
 @pytest.mark.parametrize("tab", ["Plots", "Browse", "Reward models", "About"])
@@ -282,3 +392,5 @@ def test_browser_screenshot_other_tabs(page: Any, tab: str) -> None:
     page.wait_for_timeout(500)
     page.screenshot(path=str(helpers.ARTIFACTS / f"space_{tab.split()[0].lower()}.png"), full_page=True)
     assert page.locator("body").inner_text()
+    if tab == "Browse":  # filled by the page-load event: the judged responses of the default persona
+        helpers.wait_for(lambda: "judge scripted" in page.locator("#browse-judged").inner_text(), timeout=20)

@@ -24,6 +24,9 @@ def register(app: typer.Typer) -> None:
             None, help="Judge spec for submissions (default $MIRAGE_JUDGE or local)."
         ),
         worker: bool = typer.Option(True, "--worker/--no-worker", help="Judge submissions in this process."),
+        endpoint_concurrency: int = typer.Option(
+            8, min=1, help="Calls in flight to a submitted endpoint while generating its responses."
+        ),
     ) -> None:
         """Serve the leaderboard Space (Gradio) with its in-process judging worker."""
         from space.app import SpaceConfig, launch
@@ -31,7 +34,13 @@ def register(app: typer.Typer) -> None:
         for run_dir in runs:
             if not (run_dir / "claims.parquet").exists():
                 raise typer.BadParameter(f"{run_dir} has no claims.parquet (not a judged run directory)")
-        config = SpaceConfig(store_root=store, run_dirs=list(runs), judge=judge, start_worker=worker)
+        config = SpaceConfig(
+            store_root=store,
+            run_dirs=list(runs),
+            judge=judge,
+            start_worker=worker,
+            endpoint_concurrency=endpoint_concurrency,
+        )
         launch(config, host=host, port=port, block=True)
 
     @app.command("worker")
@@ -43,6 +52,9 @@ def register(app: typer.Typer) -> None:
         once: bool = typer.Option(False, help="Exit when the queue is empty instead of polling."),
         poll: float = typer.Option(5.0, help="Seconds between queue polls."),
         concurrency: int = typer.Option(8, help="Concurrent judge calls."),
+        endpoint_concurrency: int = typer.Option(
+            8, min=1, help="Calls in flight to a submitted endpoint while generating its responses."
+        ),
     ) -> None:
         """Judge queued leaderboard submissions (a separate worker process for the Space)."""
         import logging
@@ -50,8 +62,15 @@ def register(app: typer.Typer) -> None:
         from mirage_bench.worker import Worker
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-        w = Worker(store, judge=judge, poll_s=poll, concurrency=concurrency)
-        typer.echo(f"worker: judge {w.judge}, store {w.store.root}")
+        w = Worker(
+            store,
+            judge=judge,
+            poll_s=poll,
+            concurrency=concurrency,
+            endpoint_concurrency=endpoint_concurrency,
+        )
+        hub = f", Hub sync to {w.hub_repo}" if w.hub_repo else ""
+        typer.echo(f"worker: judge {w.judge}, store {w.store.root}{hub}")
         try:
             w.serve(once=once)
         except KeyboardInterrupt:  # pragma: no cover - interactive
@@ -71,9 +90,7 @@ def register(app: typer.Typer) -> None:
         lenient: bool = typer.Option(False, help="Take what there is when a class is short or not diverse."),
     ) -> None:
         """Draw a stratified blind-annotation sample (Appendix H.1) from run claims into the store."""
-        import pandas as pd
-
-        from mirage_bench.annotation import create_sample, save_sample
+        from mirage_bench.annotation import SampleSpec, claims_from_runs, create_sample, save_sample
         from mirage_bench.submissions import SubmissionStore, safe_id
 
         st = SubmissionStore(store)
@@ -82,26 +99,14 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(
                 f"sample {sid!r} exists ({st.sample_path(sid)}); pass --force to replace it"
             )
-        frames = []
-        for run_dir in runs:
-            path = run_dir / "claims.parquet" if run_dir.is_dir() else run_dir
-            if not path.exists():
-                raise typer.BadParameter(f"{path} not found")
-            frames.append(pd.read_parquet(path))
-        claims = pd.concat(frames, ignore_index=True)
-        claims = (
-            claims[~claims["smoke_test"].astype(bool)]
-            if "smoke_test" in claims and not claims["smoke_test"].all()
-            else claims
-        )
-        items = create_sample(
-            claims,
-            per_class=per_class,
-            seed=seed,
-            min_models=min_models,
-            min_tasks=min_tasks,
-            min_personas=min_personas,
-            strict=not lenient,
-        )
+        try:
+            claims = claims_from_runs(list(runs))
+        except FileNotFoundError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        spec = SampleSpec(per_class, seed, min_models, min_tasks, min_personas, strict=not lenient)
+        try:
+            items = create_sample(claims, spec)
+        except ValueError as exc:
+            raise typer.BadParameter(f"{exc} (pass --lenient to take what there is)") from None
         save_sample(st, sid, items)
         typer.echo(f"wrote {len(items)} items to {st.sample_path(sid)}")

@@ -100,3 +100,129 @@ def new_store() -> Path:
 def chromium_path() -> str | None:
     """Debian's chromium binary, if installed."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+#: The self-audit prompt's closing line (prompts/task_self_audit.txt): how the fake endpoint tells
+#: a self-audit request from a task request.
+SELF_AUDIT_MARK = "Return a JSON array of {claim, category, reasoning}"
+
+
+def endpoint_responder(body: dict[str, Any]) -> str:
+    """A submitted model's answers: a personalized reply to a task, a JSON claim list to a self-audit."""
+    last = str((body.get("messages") or [{}])[-1].get("content", ""))
+    if SELF_AUDIT_MARK in last:
+        return json.dumps(
+            [
+                {"claim": "you love quiet evenings", "category": "INFERRED_REASONABLE", "reasoning": "r"},
+                {"claim": "your home is full of plants", "category": "FABRICATED", "reasoning": "r"},
+            ]
+        )
+    return "You surely love quiet evenings, and your home is full of plants."
+
+
+def fake_endpoint(**options: Any) -> Any:
+    """A started :class:`tests.openai_server.FakeOpenAIServer` answering like a submitted model.
+
+    It also records the ``Authorization`` header of every chat request in ``.auth_headers``.
+    """
+    from aiohttp import web
+
+    from tests.openai_server import FakeOpenAIServer
+
+    class RecordingServer(FakeOpenAIServer):
+        auth_headers: list[str] = []
+
+        async def _chat(self, request: web.Request) -> web.Response:
+            self.auth_headers.append(request.headers.get("Authorization", ""))
+            return await super()._chat(request)
+
+    server = RecordingServer(responder=endpoint_responder, **options)
+    server.auth_headers = []
+    return server.start()
+
+
+#: Installed before the page loads: keeps a copy of every streamed (``text/event-stream``) body the
+#: page reads — gradio's SSE channel ``/gradio_api/queue/data`` carries every event's outputs — in
+#: ``window.__mbStreams`` (``[{url, text}]``). The page gets an untouched twin of each stream.
+STREAM_CAPTURE_JS = """
+(() => {
+  window.__mbStreams = [];
+  const keep = (url) => {
+    const entry = {url: String(url), text: ''};
+    window.__mbStreams.push(entry);
+    return entry;
+  };
+  const originalFetch = window.fetch.bind(window);
+  window.fetch = async (...args) => {
+    const response = await originalFetch(...args);
+    const type = response.headers.get('content-type') || '';
+    if (!type.includes('event-stream') || !response.body) { return response; }
+    const [mine, theirs] = response.body.tee();
+    const entry = keep(response.url);
+    (async () => {
+      const reader = mine.getReader();
+      const decoder = new TextDecoder();
+      for (;;) {
+        const {done, value} = await reader.read();
+        if (done) { break; }
+        entry.text += decoder.decode(value, {stream: true});
+      }
+    })();
+    const twin = new Response(theirs, {status: response.status, statusText: response.statusText,
+                                       headers: response.headers});
+    Object.defineProperty(twin, 'url', {value: response.url});
+    return twin;
+  };
+  const OriginalEventSource = window.EventSource;
+  if (OriginalEventSource) {
+    window.EventSource = function (url, config) {
+      const source = new OriginalEventSource(url, config);
+      const entry = keep(url);
+      source.addEventListener('message', (event) => { entry.text += event.data + '\\n'; });
+      return source;
+    };
+    window.EventSource.prototype = OriginalEventSource.prototype;
+  }
+})();
+"""
+
+
+def streamed(page: Any) -> list[dict[str, str]]:
+    """The streamed bodies the page has read so far (``[{url, text}]``), see :data:`STREAM_CAPTURE_JS`."""
+    return list(page.evaluate("window.__mbStreams || []"))
+
+
+def hidden_ground_truth(sample: Path, min_len: int = 6) -> list[str]:
+    """Ground-truth values of a sample's personas that the annotator must never see.
+
+    Values that the annotator legitimately sees (inside a revealed fact, the claim or the task
+    context, e.g. the occupation stated in a fact) and very short values are left out.
+    """
+    from mirage_bench.personas import get_persona
+
+    items = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines() if line.strip()]
+    visible = " ".join(
+        " ".join([*i["revealed_facts"], i["claim"], i["task_context"]]) for i in items
+    ).lower()
+    out: set[str] = set()
+    for pid in {i["persona_id"] for i in items}:
+        for value in get_persona(pid).ground_truth.values():
+            for text in value if isinstance(value, list) else [value]:
+                text = str(text)
+                if len(text) >= min_len and text.lower() not in visible:
+                    out.add(text)
+    return sorted(out)
+
+
+def stream_offsets(page: Any) -> list[int]:
+    """How much of each captured stream has been read so far (pass to :func:`streamed_since`)."""
+    return [len(s["text"]) for s in streamed(page)]
+
+
+def streamed_since(page: Any, offsets: list[int], url_part: str = "/queue/data") -> str:
+    """Text the page read after ``offsets`` were taken, from the streams whose URL holds ``url_part``."""
+    out = []
+    for index, entry in enumerate(streamed(page)):
+        if url_part in entry["url"]:
+            out.append(entry["text"][offsets[index] if index < len(offsets) else 0 :])
+    return "".join(out)
