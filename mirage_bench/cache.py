@@ -8,6 +8,12 @@ enter it, so changing them never invalidates a cache.
 Several processes may write the same file at once (WAL journal, a busy timeout, one short
 transaction per write). A row that cannot be decoded is treated as a miss, never as a crash.
 
+Durability: ``PRAGMA synchronous=NORMAL`` (the default here). Under WAL it syncs at checkpoints,
+not at every commit, so a killed or crashed *process* loses nothing that was committed and the file
+is never corrupted; only an OS crash or power loss can drop the last commits, and a dropped cache
+row merely costs one repeated call. ``synchronous="FULL"`` syncs every commit
+(``benchmarks/bench_engine_runs.py`` measures the two side by side).
+
 >>> import tempfile, pathlib
 >>> from mirage_bench.backends.base import Completion
 >>> cache = ResponseCache(pathlib.Path(tempfile.mkdtemp()) / "c.sqlite")
@@ -26,6 +32,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -70,7 +77,15 @@ def cache_key(
 class ResponseCache:
     """A sqlite-backed map from cache key to :class:`Completion` (successful completions only)."""
 
-    def __init__(self, path: str | Path, *, busy_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout_s: float = 60.0,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+    ) -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -78,7 +93,7 @@ class ResponseCache:
                                      isolation_level=None)
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(f"PRAGMA synchronous={synchronous}")  # after journal_mode: WAL semantics
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS responses ("
             " key TEXT PRIMARY KEY, completion TEXT NOT NULL, backend TEXT, created_at REAL)"

@@ -22,9 +22,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
@@ -45,7 +46,11 @@ from mirage_bench.types import Message
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
 
-__all__ = ["CallResult", "Client", "ClientConfig", "ClientStats", "ResponseCache", "cache_key", "error_kind"]
+__all__ = ["CallResult", "Client", "ClientConfig", "ClientStats", "ResponseCache", "cache_key", "error_kind",
+           "run_closing"]
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class ClientConfig(BaseModel):
@@ -266,3 +271,32 @@ class Client:
             self.cache.put(key, completion, backend=self.backend.name)
         return CallResult(ok=True, text=completion.text, completion=completion, attempts=attempts,
                           cache_key=key)
+
+
+def run_closing(main: Coroutine[Any, Any, T], *clients: Client | None) -> T:
+    """``asyncio.run(main)``, closing every client's backend connections before that loop ends.
+
+    An SDK connection pool (openai, anthropic: httpx) that outlives its event loop leaves unclosed
+    transports behind and, collected later, prints ``RuntimeError: Event loop is closed``. The
+    clients are closed even when ``main`` fails; a failure to close is logged, never raised over
+    ``main``'s own outcome. ``None`` entries are skipped, so optional clients can be passed as they are.
+
+    >>> from mirage_bench.backends.scripted import ScriptedBackend
+    >>> client = Client(ScriptedBackend(lambda m, p: "hi"))
+    >>> run_closing(client.call([Message(role="user", content="x")], GenerateParams()), client, None).text
+    'hi'
+    """
+
+    async def closing() -> T:
+        try:
+            return await main
+        finally:
+            for client in clients:
+                if client is None:
+                    continue
+                try:
+                    await client.aclose()
+                except Exception as exc:  # noqa: BLE001 - closing must not mask the run's own result
+                    logger.warning("closing %s failed: %s", client.backend.name, exc)
+
+    return asyncio.run(closing())

@@ -12,6 +12,9 @@ behaviour is programmable while it runs:
 * ``responder(body) -> str`` - the completion text for a request body (default: schema-valid JSON
   for structured requests, an echo otherwise).
 
+It also serves ``POST /v1/embeddings`` (deterministic vectors of ``embedding_dim`` floats per input
+text, a function of the text alone; same faults and latency), for embedding clients.
+
 It also answers the Anthropic Messages API (``POST /v1/messages``; point ``anthropic:`` at
 ``root_url``), sharing the same faults and latency; ``reject_sampling_params=True`` makes it refuse
 ``temperature``/``top_p`` with the 400 that Claude Opus 4.7+ returns.
@@ -27,6 +30,7 @@ The ``openai_server`` pytest fixture lives in ``tests/openai_fixtures.py``.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import random
 import threading
@@ -68,6 +72,8 @@ class FakeOpenAIServer:
         self.json_schema_supported = json_schema_supported
         self.responder: Responder = responder or default_responder
         self.model = model
+        #: Length of the vectors ``/v1/embeddings`` returns.
+        self.embedding_dim = 8
         self.requests: list[dict[str, Any]] = []
         self.errors_sent: list[int] = []
         self.in_flight = 0
@@ -179,6 +185,33 @@ class FakeOpenAIServer:
         return web.json_response({"error": {"message": message, "type": kind, "code": status}},
                                  status=status, headers=headers)
 
+    def embedding_of(self, text: str) -> list[float]:
+        """The vector ``/v1/embeddings`` returns for ``text`` (seeded by the text: stable across runs)."""
+        rng = random.Random(hashlib.sha256(text.encode("utf-8")).hexdigest())
+        return [rng.uniform(-1.0, 1.0) for _ in range(self.embedding_dim)]
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+            fault = self._faults.popleft() if self._faults else None
+        if self.latency_s > 0:
+            await asyncio.sleep(self.latency_s)
+        if fault is not None:
+            status, retry_after, message = fault
+            headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+            return self._error(status, message, headers)
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else list(texts or [])
+        tokens = sum(len(str(t)) // 4 + 1 for t in texts)
+        return web.json_response({
+            "object": "list",
+            "model": body.get("model", self.model),
+            "data": [{"object": "embedding", "index": i, "embedding": self.embedding_of(str(t))}
+                     for i, t in enumerate(texts)],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        })
+
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model"}]})
 
@@ -192,6 +225,7 @@ class FakeOpenAIServer:
             app.router.add_post("/v1/chat/completions", self._chat)
             app.router.add_get("/v1/models", self._models)
             app.router.add_post("/v1/messages", self._anthropic)
+            app.router.add_post("/v1/embeddings", self._embeddings)
             self._runner = web.AppRunner(app, access_log=None)
             await self._runner.setup()
             site = web.TCPSite(self._runner, "127.0.0.1", 0)

@@ -163,3 +163,20 @@ async def test_anthropic_backend_over_http(monkeypatch) -> None:
             await backend.generate(MSGS, GenerateParams())
         assert auth.value.status_code == 401 and not backend.is_retryable(auth.value)
         await backend.aclose()
+
+
+def test_run_closing_closes_the_sdk_pool_inside_the_loop_even_on_failure(
+        openai_server: FakeOpenAIServer) -> None:  # noqa: F811
+    from mirage_bench.client import run_closing
+
+    client = Client(backend_for(openai_server))
+    assert run_closing(client.call(MSGS, GenerateParams()), client, None).ok
+    assert client.backend.sdk.client is None  # closed before asyncio.run returned
+
+    async def boom() -> None:
+        await client.call(MSGS, GenerateParams(seed=1))
+        raise RuntimeError("run failed")
+
+    with pytest.raises(RuntimeError, match="run failed"):
+        run_closing(boom(), client)
+    assert client.backend.sdk.client is None and len(openai_server.requests) == 2

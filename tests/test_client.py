@@ -244,3 +244,31 @@ async def test_token_usage_is_counted_for_backend_calls_only(tmp_path) -> None:
     await client.call(MSGS, PARAMS)
     assert (client.stats.input_tokens, client.stats.output_tokens) == (10, 3)
     assert client.stats.as_dict()["cache_hits"] == 1
+
+
+def test_cache_syncs_normal_under_wal_and_survives_a_killed_writer(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    normal = ResponseCache(tmp_path / "n.sqlite")
+    assert normal._conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    full = ResponseCache(tmp_path / "f.sqlite", synchronous="FULL")
+    assert full._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+    with pytest.raises(ValueError, match="synchronous"):
+        ResponseCache(tmp_path / "x.sqlite", synchronous="OFF")  # type: ignore[arg-type]
+    # a writer killed without closing (os._exit: no cleanup, no checkpoint) loses no committed row
+    path = tmp_path / "killed.sqlite"
+    script = (
+        "import os, sys\n"
+        "from mirage_bench.backends.base import Completion\n"
+        "from mirage_bench.cache import ResponseCache\n"
+        "c = ResponseCache(sys.argv[1])\n"
+        "for i in range(50):\n"
+        "    c.put(f'k{i}', Completion(text=str(i)))\n"
+        "os._exit(9)\n"
+    )
+    cmd = [sys.executable, "-c", script, str(path)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 9, result.stderr
+    reopened = ResponseCache(path)
+    assert len(reopened) == 50 and reopened.get("k49").text == "49"

@@ -123,3 +123,20 @@ def test_memory_requires_all_five_fields() -> None:
     del full["predictions"]
     with pytest.raises(ParseError, match="predictions"):
         parse_memory(json.dumps(full))
+
+
+def test_the_output_contracts_own_example_is_not_a_claim() -> None:
+    """Measured with a base model behind llama.cpp's server: it copied the example object back."""
+    from mirage_bench.prompts import load_template
+
+    contract = load_template("judge_output_format").text
+    start = contract.index('{"claims": [{"claim"')
+    example = json.loads(contract[start : contract.index("\n", start)])
+    with pytest.raises(ParseError, match="placeholder"):
+        parse_judge_output(json.dumps(example))
+    blank = {"claims": [{**GOOD["claims"][0], "claim": "  "}]}
+    with pytest.raises(ParseError, match="empty"):
+        parse_judge_output(json.dumps(blank))
+    inside = "Uses <br> tags in emails"
+    bracketed_inside = {"claims": [{**GOOD["claims"][0], "claim": inside}]}
+    assert parse_judge_output(json.dumps(bracketed_inside)).value.claims[0].claim == inside

@@ -1,14 +1,26 @@
-"""Helpers shared by the backends: message hashing, HTTP error mapping, transcript formatting."""
+"""Helpers shared by the backends: message payloads and hashing, sampling options, HTTP error
+mapping (plain statuses and the openai/anthropic SDK exceptions), per-loop SDK clients, transcripts.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import email.utils
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import ModuleType
+from typing import Any
 
-from mirage_bench.backends.base import BackendError, RateLimitError
+from mirage_bench.backends.base import (
+    BackendConnectionError,
+    BackendError,
+    BackendTimeoutError,
+    GenerateParams,
+    RateLimitError,
+)
 from mirage_bench.types import Message
 
 
@@ -19,6 +31,24 @@ def messages_payload(messages: Sequence[Message]) -> list[dict[str, str]]:
     [{'role': 'user', 'content': 'hi'}]
     """
     return [{"role": m.role, "content": m.content} for m in messages]
+
+
+def optional_sampling(params: GenerateParams) -> dict[str, Any]:
+    """``top_p``, ``seed`` and ``stop`` as request keywords, each only when set (OpenAI/llama.cpp/vLLM names).
+
+    >>> optional_sampling(GenerateParams(seed=3, stop=("\\n",)))
+    {'seed': 3, 'stop': ['\\n']}
+    >>> optional_sampling(GenerateParams())
+    {}
+    """
+    extra: dict[str, Any] = {}
+    if params.top_p is not None:
+        extra["top_p"] = params.top_p
+    if params.seed is not None:
+        extra["seed"] = params.seed
+    if params.stop:
+        extra["stop"] = list(params.stop)
+    return extra
 
 
 def message_hash(messages: Sequence[Message]) -> str:
@@ -79,6 +109,69 @@ def error_from_status(
         return RateLimitError(message, retry_after=retry_after)
     retryable = status_code >= 500 or status_code in (408, 409)
     return BackendError(message, retryable=retryable, retry_after=retry_after, status_code=status_code)
+
+
+@contextlib.contextmanager
+def sdk_errors(sdk: ModuleType, provider: str) -> Iterator[None]:
+    """Map the exceptions of an ``openai``/``anthropic`` SDK call inside the block to the package's types.
+
+    Both SDKs share one hierarchy: ``RateLimitError`` is caught before its parent ``APIStatusError``
+    (-> :class:`RateLimitError` with the server's Retry-After), ``APITimeoutError`` before its parent
+    ``APIConnectionError`` (-> :class:`BackendTimeoutError`), connection failures ->
+    :class:`BackendConnectionError`, any other status -> :func:`error_from_status`.
+    """
+    try:
+        yield
+    except sdk.RateLimitError as exc:
+        raise RateLimitError(f"{provider} 429: {exc.message}",
+                             retry_after=parse_retry_after(exc.response.headers)) from exc
+    except sdk.APITimeoutError as exc:
+        raise BackendTimeoutError(f"{provider} request timed out: {exc}") from exc
+    except sdk.APIConnectionError as exc:
+        raise BackendConnectionError(f"{provider} connection failed: {exc}") from exc
+    except sdk.APIStatusError as exc:
+        raise error_from_status(exc.status_code, f"{provider} {exc.status_code}: {exc.message}",
+                                exc.response.headers) from exc
+
+
+class LoopBoundClient:
+    """An async SDK client made per running event loop, since its HTTP connection pool is bound to one.
+
+    ``get()`` returns the client for the running loop (building a new one with ``factory`` when the
+    loop changed); ``aclose()`` closes it, and must run before that loop ends, or the pool's
+    transports are left unclosed (``ResourceWarning``, later ``Event loop is closed``).
+    """
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self.client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> Any:
+        """The client bound to the running loop."""
+        loop = asyncio.get_running_loop()
+        if self.client is None or self._loop is not loop:
+            self.client, self._loop = self._factory(), loop
+        return self.client
+
+    async def aclose(self) -> None:
+        """Close the current client's connections, if there is one (idempotent)."""
+        if self.client is not None:
+            client, self.client, self._loop = self.client, None, None
+            await client.close()
+
+
+class FlaggedRetry:
+    """Mixin: ``is_retryable`` is the error's own flag, as every backend here decides it.
+
+    The HTTP backends flag rate limits, 5xx, timeouts and dropped connections (see
+    :func:`error_from_status`); in-process backends raise deterministic, non-retryable errors unless
+    they flag one otherwise.
+    """
+
+    def is_retryable(self, error: BaseException) -> bool:
+        """Whether ``error`` is a :class:`BackendError` flagged ``retryable``."""
+        return isinstance(error, BackendError) and error.retryable
 
 
 def plain_transcript(messages: Sequence[Message]) -> str:

@@ -15,25 +15,19 @@ temperature-0 judge protocol. Errors map as for ``openai:`` (rate limit caught b
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
-from mirage_bench.backends._common import error_from_status, parse_retry_after
-from mirage_bench.backends.base import (
-    BackendConnectionError,
-    BackendError,
-    BackendTimeoutError,
-    Completion,
-    GenerateParams,
-    RateLimitError,
-    Usage,
-)
+from mirage_bench.backends._common import FlaggedRetry, LoopBoundClient, messages_payload, sdk_errors
+from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
 from mirage_bench.types import Message
 
 
-class AnthropicBackend:
-    """A Messages API backend built on ``anthropic.AsyncAnthropic``."""
+class AnthropicBackend(FlaggedRetry):
+    """A Messages API backend built on ``anthropic.AsyncAnthropic``.
+
+    Rate limits, 5xx/overload, timeouts and connection failures are retryable; other 4xx are not.
+    """
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
                  request_timeout_s: float = 600.0, send_sampling_params: bool = True) -> None:
@@ -50,22 +44,18 @@ class AnthropicBackend:
         #: Whether temperature/top_p are sent (turned off when the model rejects them).
         self.sends_sampling_params = send_sampling_params
         self._structured = True
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        #: The AsyncAnthropic client of the running loop.
+        self.sdk = LoopBoundClient(self._new_sdk_client)
 
-    def _sdk(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            import anthropic
+    def _new_sdk_client(self) -> Any:
+        import anthropic
 
-            self._client = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self.base_url,
-                                                    max_retries=0, timeout=self._timeout)
-            self._client_loop = loop
-        return self._client
+        return anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self.base_url, max_retries=0,
+                                        timeout=self._timeout)
 
     def _request(self, messages: list[Message], params: GenerateParams) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in messages if m.role == "system")
-        turns = [{"role": m.role, "content": m.content} for m in messages if m.role != "system"]
+        turns = messages_payload([m for m in messages if m.role != "system"])
         if not turns:
             raise BackendError("anthropic needs at least one user message", retryable=False, status_code=400)
         kwargs: dict[str, Any] = {"model": self.model, "max_tokens": params.max_tokens, "messages": turns}
@@ -87,18 +77,8 @@ class AnthropicBackend:
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         import anthropic
 
-        try:
-            return await self._sdk().messages.create(**kwargs)
-        except anthropic.RateLimitError as exc:  # before APIStatusError, its parent
-            raise RateLimitError(f"anthropic 429: {exc.message}",
-                                 retry_after=parse_retry_after(exc.response.headers)) from exc
-        except anthropic.APITimeoutError as exc:  # before APIConnectionError, its parent
-            raise BackendTimeoutError(f"anthropic request timed out: {exc}") from exc
-        except anthropic.APIConnectionError as exc:
-            raise BackendConnectionError(f"anthropic connection failed: {exc}") from exc
-        except anthropic.APIStatusError as exc:
-            raise error_from_status(exc.status_code, f"anthropic {exc.status_code}: {exc.message}",
-                                    exc.response.headers) from exc
+        with sdk_errors(anthropic, "anthropic"):
+            return await self.sdk.get().messages.create(**kwargs)
 
     async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
         """One Messages API call, adapting once to a model that rejects sampling params or output_config."""
@@ -132,10 +112,4 @@ class AnthropicBackend:
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections (call before the event loop ends to avoid warnings)."""
-        if self._client is not None:
-            client, self._client, self._client_loop = self._client, None, None
-            await client.close()
-
-    def is_retryable(self, error: BaseException) -> bool:
-        """Rate limits, 5xx/overload, timeouts and connection failures are retryable; other 4xx are not."""
-        return isinstance(error, BackendError) and error.retryable
+        await self.sdk.aclose()

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mirage_bench.backends._common import plain_transcript, truncate_at_stop
+from mirage_bench.backends._common import FlaggedRetry, messages_payload, plain_transcript, truncate_at_stop
 from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
 from mirage_bench.types import Message
 
@@ -35,8 +35,11 @@ def _model_lock(key: tuple[str, str | None]) -> threading.Lock:
         return _LOCKS.setdefault(key, threading.Lock())
 
 
-class TransformersBackend:
-    """A CPU ``AutoModelForCausalLM`` + tokenizer (optionally from a ``.gguf`` file in ``path``)."""
+class TransformersBackend(FlaggedRetry):
+    """A CPU ``AutoModelForCausalLM`` + tokenizer (optionally from a ``.gguf`` file in ``path``).
+
+    Local generation errors are deterministic: never flagged retryable.
+    """
 
     def __init__(
         self,
@@ -95,7 +98,7 @@ class TransformersBackend:
     def _prompt(self, tokenizer: Any, messages: list[Message]) -> tuple[str, bool]:
         """The prompt text and whether it is a chat-template rendering (else a plain transcript)."""
         if getattr(tokenizer, "chat_template", None):
-            payload = [{"role": m.role, "content": m.content} for m in messages]
+            payload = messages_payload(messages)
             return tokenizer.apply_chat_template(payload, tokenize=False, add_generation_prompt=True), True
         return plain_transcript(messages), False
 
@@ -141,7 +144,3 @@ class TransformersBackend:
             return await asyncio.to_thread(self._generate_sync, list(messages), params)
         except (ImportError, FileNotFoundError, OSError) as exc:
             raise BackendError(f"{self.name}: cannot load model: {exc}", retryable=False) from exc
-
-    def is_retryable(self, error: BaseException) -> bool:
-        """Local generation errors are deterministic: never retryable."""
-        return isinstance(error, BackendError) and error.retryable

@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from mirage_bench.backends._common import FlaggedRetry, messages_payload, optional_sampling
 from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
 from mirage_bench.types import Message
 
@@ -36,7 +37,7 @@ def fold_system_into_user(messages: list[Message]) -> list[dict[str, str]]:
     [{'role': 'user', 'content': 'S\\n\\nU'}]
     """
     system = "\n\n".join(m.content for m in messages if m.role == "system")
-    turns = [{"role": m.role, "content": m.content} for m in messages if m.role != "system"]
+    turns = messages_payload([m for m in messages if m.role != "system"])
     if system:
         if turns and turns[0]["role"] == "user":
             turns[0] = {"role": "user", "content": f"{system}\n\n{turns[0]['content']}"}
@@ -45,8 +46,11 @@ def fold_system_into_user(messages: list[Message]) -> list[dict[str, str]]:
     return turns
 
 
-class LlamaCppBackend:
-    """A GGUF model run in-process by llama-cpp-python."""
+class LlamaCppBackend(FlaggedRetry):
+    """A GGUF model run in-process by llama-cpp-python.
+
+    Its generation errors are deterministic: not retryable unless flagged so.
+    """
 
     def __init__(self, model_path: str, *, n_ctx: int = 4096, n_threads: int | None = None,
                  chat_format: str | None = None, merge_system: bool | None = None,
@@ -75,16 +79,9 @@ class LlamaCppBackend:
                         retryable=False,
                     ) from exc
                 self._llama = Llama(model_path=str(self.path), **self._kwargs)
-            payload = (fold_system_into_user(messages) if self.merge_system
-                       else [{"role": m.role, "content": m.content} for m in messages])
+            payload = fold_system_into_user(messages) if self.merge_system else messages_payload(messages)
             kwargs: dict[str, Any] = {"messages": payload, "temperature": params.temperature,
-                                      "max_tokens": params.max_tokens}
-            if params.top_p is not None:
-                kwargs["top_p"] = params.top_p
-            if params.seed is not None:
-                kwargs["seed"] = params.seed
-            if params.stop:
-                kwargs["stop"] = list(params.stop)
+                                      "max_tokens": params.max_tokens, **optional_sampling(params)}
             if params.json_schema is not None:
                 kwargs["response_format"] = {"type": "json_object", "schema": params.json_schema}
             try:
@@ -107,7 +104,3 @@ class LlamaCppBackend:
     async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
         """Generate in a worker thread (the first call also loads the model)."""
         return await asyncio.to_thread(self._generate_sync, list(messages), params)
-
-    def is_retryable(self, error: BaseException) -> bool:
-        """In-process generation errors are deterministic: not retryable unless flagged so."""
-        return isinstance(error, BackendError) and error.retryable

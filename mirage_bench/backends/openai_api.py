@@ -11,20 +11,17 @@ retries are disabled: :class:`mirage_bench.client.Client` owns retries.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any, Literal
 
-from mirage_bench.backends._common import error_from_status, messages_payload, parse_retry_after
-from mirage_bench.backends.base import (
-    BackendConnectionError,
-    BackendError,
-    BackendTimeoutError,
-    Completion,
-    GenerateParams,
-    RateLimitError,
-    Usage,
+from mirage_bench.backends._common import (
+    FlaggedRetry,
+    LoopBoundClient,
+    messages_payload,
+    optional_sampling,
+    sdk_errors,
 )
+from mirage_bench.backends.base import BackendError, Completion, GenerateParams, RateLimitError, Usage
 from mirage_bench.types import Message
 
 #: Key placeholder for keyless local servers (vLLM serve, llama.cpp, Ollama); never sent to api.openai.com.
@@ -33,8 +30,11 @@ KEYLESS_PLACEHOLDER = "no-key-needed"
 StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
 
 
-class OpenAIBackend:
-    """A chat-completions backend built on ``openai.AsyncOpenAI``."""
+class OpenAIBackend(FlaggedRetry):
+    """A chat-completions backend built on ``openai.AsyncOpenAI``.
+
+    Rate limits, 5xx, timeouts and connection failures are retryable; other 4xx are not.
+    """
 
     def __init__(
         self,
@@ -63,19 +63,14 @@ class OpenAIBackend:
         self._structured: StructuredMode = structured
         self._request_timeout_s = request_timeout_s
         self._extra_body = dict(extra_body or {})
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        #: The AsyncOpenAI client of the running loop.
+        self.sdk = LoopBoundClient(self._new_sdk_client)
 
-    def _sdk(self) -> Any:
-        """The AsyncOpenAI client for the running loop (its connection pool is bound to a loop)."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            import openai
+    def _new_sdk_client(self) -> Any:
+        import openai
 
-            self._client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0,
-                                              timeout=self._request_timeout_s)
-            self._client_loop = loop
-        return self._client
+        return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0,
+                                  timeout=self._request_timeout_s)
 
     def _response_format(self, schema: dict[str, Any], mode: StructuredMode) -> dict[str, Any] | None:
         if mode == "none":
@@ -94,12 +89,7 @@ class OpenAIBackend:
         }
         # api.openai.com's newer models accept only max_completion_tokens; compatible servers know max_tokens.
         kwargs["max_completion_tokens" if self.base_url is None else "max_tokens"] = params.max_tokens
-        if params.top_p is not None:
-            kwargs["top_p"] = params.top_p
-        if params.seed is not None:
-            kwargs["seed"] = params.seed
-        if params.stop:
-            kwargs["stop"] = list(params.stop)
+        kwargs.update(optional_sampling(params))
         if params.json_schema is not None:
             fmt = self._response_format(params.json_schema, mode)
             if fmt is not None:
@@ -111,18 +101,8 @@ class OpenAIBackend:
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         import openai
 
-        try:
-            return await self._sdk().chat.completions.create(**kwargs)
-        except openai.RateLimitError as exc:  # before APIStatusError, its parent
-            raise RateLimitError(f"openai 429: {exc.message}",
-                                 retry_after=parse_retry_after(exc.response.headers)) from exc
-        except openai.APITimeoutError as exc:  # before APIConnectionError, its parent
-            raise BackendTimeoutError(f"openai request timed out: {exc}") from exc
-        except openai.APIConnectionError as exc:
-            raise BackendConnectionError(f"openai connection failed: {exc}") from exc
-        except openai.APIStatusError as exc:
-            raise error_from_status(exc.status_code, f"openai {exc.status_code}: {exc.message}",
-                                    exc.response.headers) from exc
+        with sdk_errors(openai, "openai"):
+            return await self.sdk.get().chat.completions.create(**kwargs)
 
     async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
         """One chat completion; structured output when ``params.json_schema`` is set."""
@@ -157,10 +137,4 @@ class OpenAIBackend:
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections (call before the event loop ends to avoid warnings)."""
-        if self._client is not None:
-            client, self._client, self._client_loop = self._client, None, None
-            await client.close()
-
-    def is_retryable(self, error: BaseException) -> bool:
-        """Rate limits, 5xx, timeouts and connection failures are retryable; other 4xx are not."""
-        return isinstance(error, BackendError) and error.retryable
+        await self.sdk.aclose()

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mirage_bench.backends._common import message_hash
+from mirage_bench.backends._common import FlaggedRetry, message_hash
 from mirage_bench.backends.base import (
     Backend,
     BackendError,
@@ -147,7 +147,7 @@ def load_recording(path: str | Path) -> dict[str, Completion]:
     return table
 
 
-class ScriptedBackend:
+class ScriptedBackend(FlaggedRetry):
     """Replays programmed outputs with injectable latency and seeded faults (see the module docstring).
 
     ``calls`` counts every call to :meth:`generate` (faulted ones included); ``faults`` counts the
@@ -252,10 +252,6 @@ class ScriptedBackend:
             "model": completion.model or self.snapshot,
             "smoke_test": completion.smoke_test or self.smoke_test,
         })
-
-    def is_retryable(self, error: BaseException) -> bool:
-        """Retryable exactly when the error says so (as for every real backend)."""
-        return isinstance(error, BackendError) and error.retryable
 
 
 class RecordingBackend:

@@ -18,6 +18,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from mirage_bench.backends._common import FlaggedRetry, messages_payload, optional_sampling
 from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
 from mirage_bench.types import Message
 
@@ -29,13 +30,8 @@ def vllm_sampling_params(params: GenerateParams) -> Any:
     """Translate :class:`GenerateParams` into ``vllm.SamplingParams`` (structured output when asked)."""
     from vllm import SamplingParams
 
-    kwargs: dict[str, Any] = {"temperature": params.temperature, "max_tokens": params.max_tokens}
-    if params.top_p is not None:
-        kwargs["top_p"] = params.top_p
-    if params.seed is not None:
-        kwargs["seed"] = params.seed
-    if params.stop:
-        kwargs["stop"] = list(params.stop)
+    kwargs: dict[str, Any] = {"temperature": params.temperature, "max_tokens": params.max_tokens,
+                              **optional_sampling(params)}
     if params.json_schema is not None:
         try:
             from vllm.sampling_params import StructuredOutputsParams
@@ -48,11 +44,12 @@ def vllm_sampling_params(params: GenerateParams) -> Any:
     return SamplingParams(**kwargs)
 
 
-class VLLMBackend:
+class VLLMBackend(FlaggedRetry):
     """Offline vLLM with an internal batching queue.
 
     ``engine`` and ``sampling_factory`` may be injected (a stand-in with vLLM's ``chat`` signature)
-    to exercise the batching without vLLM.
+    to exercise the batching without vLLM. Offline generation failures are deterministic:
+    retryable only if the error says so.
     """
 
     def __init__(
@@ -93,7 +90,7 @@ class VLLMBackend:
 
     def _run_batch(self, batch: list[tuple[list[Message], GenerateParams]]) -> list[Completion]:
         engine = self._get_engine()
-        conversations = [[{"role": m.role, "content": m.content} for m in messages] for messages, _ in batch]
+        conversations = [messages_payload(messages) for messages, _ in batch]
         sampling = [self._sampling_factory(params) for _, params in batch]
         outputs = engine.chat(conversations, sampling_params=sampling, use_tqdm=False)
         completions = []
@@ -150,7 +147,3 @@ class VLLMBackend:
         if self._worker is None or self._worker.done():
             self._worker = loop.create_task(self._drain())
         return await future
-
-    def is_retryable(self, error: BaseException) -> bool:
-        """Offline generation failures are deterministic: retryable only if the error says so."""
-        return isinstance(error, BackendError) and error.retryable

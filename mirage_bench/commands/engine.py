@@ -3,9 +3,29 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+
+# Options shared by ``run`` and ``judge`` (one definition each).
+Out = Annotated[
+    Path | None, typer.Option("--out", help="Run directory (default: runs/<model>-<run id>).")
+]
+Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight per backend.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed passed to every call (part of the cache key).")]
+JudgeMaxTokens = Annotated[int, typer.Option("--judge-max-tokens", min=1, help="Max tokens of a judgment.")]
+ParseAttempts = Annotated[
+    int, typer.Option("--parse-attempts", min=1, help="Calls per JSON answer before parse_failure.")
+]
+CachePath = Annotated[
+    Path | None, typer.Option("--cache", help="Response cache file (default: <run dir>/cache.sqlite).")
+]
+JudgePrice = Annotated[
+    str | None, typer.Option("--judge-price", help="IN,OUT USD per 1M tokens, for the cost estimate.")
+]
+ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
 
 
 def _price(text: str | None) -> tuple[float, float] | None:
@@ -23,6 +43,19 @@ def _fail(exc: BaseException) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _launch(start: Callable[..., tuple[Path, dict[str, Any]]], *, report: bool, **arguments: Any) -> None:
+    """Call ``start_run`` / ``judge_file``; bad input exits 2; print the report (if asked) and the run dir."""
+    from mirage_bench.instruments.summary import render_report
+
+    try:
+        run_dir, summary = start(**arguments)
+    except (ValueError, KeyError, FileExistsError, ImportError) as exc:
+        raise _fail(exc) from exc
+    if report:
+        render_report(summary)
+    typer.echo(f"run directory: {run_dir}")
+
+
 def run_command(
     model: str = typer.Option(
         ..., "--model", help="Model spec under test (openai:..., anthropic:..., local, scripted...)."
@@ -35,60 +68,49 @@ def run_command(
     stages: str = typer.Option(
         "task,judge", "--stages", help="Comma-separated subset of task,judge,probe,accum."
     ),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Calls in flight per backend."),
-    out: Path = typer.Option(None, "--out", help="Run directory (default: runs/<model>-<run id>)."),
-    seed: int = typer.Option(0, "--seed", help="Seed passed to every call (part of the cache key)."),
+    concurrency: Concurrency = 8,
+    out: Out = None,
+    seed: Seed = 0,
     max_tokens: int = typer.Option(1024, "--max-tokens", min=1, help="Max tokens of a Task response."),
     audit_max_tokens: int = typer.Option(
         2048, "--audit-max-tokens", min=1, help="Max tokens of a self-audit / Probe / Accum answer."
     ),
-    judge_max_tokens: int = typer.Option(4096, "--judge-max-tokens", min=1, help="Max tokens of a judgment."),
-    max_attempts: int = typer.Option(
-        3, "--parse-attempts", min=1, help="Calls per JSON answer before parse_failure."
-    ),
+    judge_max_tokens: JudgeMaxTokens = 4096,
+    max_attempts: ParseAttempts = 3,
     retry_failed: bool = typer.Option(
         True, "--retry-failed/--keep-failed", help="On resume, retry records that failed with a call failure."
     ),
-    cache: Path = typer.Option(
-        None, "--cache", help="Response cache file (default: <run dir>/cache.sqlite)."
-    ),
+    cache: CachePath = None,
     model_price: str = typer.Option(
         None, "--model-price", help="IN,OUT USD per 1M tokens, for the cost estimate."
     ),
-    judge_price: str = typer.Option(
-        None, "--judge-price", help="IN,OUT USD per 1M tokens, for the cost estimate."
-    ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    judge_price: JudgePrice = None,
+    progress: ShowProgress = True,
 ) -> None:
     """Run the benchmark for one model (resumable: re-run with the same arguments to continue)."""
     from mirage_bench.instruments.launch import start_run
-    from mirage_bench.instruments.summary import render_report
 
-    try:
-        run_dir, summary = start_run(
-            model=model,
-            judge=judge,
-            personas=personas,
-            tasks=tasks,
-            stages=stages,
-            concurrency=concurrency,
-            out=out,
-            seed=seed,
-            max_tokens=max_tokens,
-            audit_max_tokens=audit_max_tokens,
-            judge_max_tokens=judge_max_tokens,
-            max_attempts=max_attempts,
-            retry_failed=retry_failed,
-            cache_path=cache,
-            model_price=_price(model_price),
-            judge_price=_price(judge_price),
-            progress=progress,
-        )
-    except (ValueError, KeyError, FileExistsError, ImportError) as exc:
-        raise _fail(exc) from exc
-    if "judge" in stages:
-        render_report(summary)
-    typer.echo(f"run directory: {run_dir}")
+    _launch(
+        start_run,
+        report="judge" in stages,
+        model=model,
+        judge=judge,
+        personas=personas,
+        tasks=tasks,
+        stages=stages,
+        concurrency=concurrency,
+        out=out,
+        seed=seed,
+        max_tokens=max_tokens,
+        audit_max_tokens=audit_max_tokens,
+        judge_max_tokens=judge_max_tokens,
+        max_attempts=max_attempts,
+        retry_failed=retry_failed,
+        cache_path=cache,
+        model_price=_price(model_price),
+        judge_price=_price(judge_price),
+        progress=progress,
+    )
 
 
 def judge_command(
@@ -100,44 +122,34 @@ def judge_command(
         help="JSONL: persona_id, task_id, response[, self_audit][, model].",
     ),
     judge: str = typer.Option(..., "--judge", help="Judge model spec."),
-    out: Path = typer.Option(None, "--out", help="Run directory (default: runs/<model>-<run id>)."),
+    out: Out = None,
     model: str = typer.Option(None, "--model", help="Name of the model that wrote the responses."),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Judge calls in flight."),
-    seed: int = typer.Option(0, "--seed", help="Seed passed to every judge call."),
-    judge_max_tokens: int = typer.Option(4096, "--judge-max-tokens", min=1, help="Max tokens of a judgment."),
-    max_attempts: int = typer.Option(
-        3, "--parse-attempts", min=1, help="Calls per judgment before parse_failure."
-    ),
-    cache: Path = typer.Option(
-        None, "--cache", help="Response cache file (default: <run dir>/cache.sqlite)."
-    ),
-    judge_price: str = typer.Option(
-        None, "--judge-price", help="IN,OUT USD per 1M tokens, for the cost estimate."
-    ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    concurrency: Concurrency = 8,
+    seed: Seed = 0,
+    judge_max_tokens: JudgeMaxTokens = 4096,
+    max_attempts: ParseAttempts = 3,
+    cache: CachePath = None,
+    judge_price: JudgePrice = None,
+    progress: ShowProgress = True,
 ) -> None:
     """Judge responses produced elsewhere (a leaderboard submission) into a run directory."""
     from mirage_bench.instruments.launch import judge_file
-    from mirage_bench.instruments.summary import render_report
 
-    try:
-        run_dir, summary = judge_file(
-            responses=responses,
-            judge=judge,
-            out=out,
-            model=model,
-            concurrency=concurrency,
-            seed=seed,
-            judge_max_tokens=judge_max_tokens,
-            max_attempts=max_attempts,
-            cache_path=cache,
-            judge_price=_price(judge_price),
-            progress=progress,
-        )
-    except (ValueError, KeyError, FileExistsError, ImportError) as exc:
-        raise _fail(exc) from exc
-    render_report(summary)
-    typer.echo(f"run directory: {run_dir}")
+    _launch(
+        judge_file,
+        report=True,
+        responses=responses,
+        judge=judge,
+        out=out,
+        model=model,
+        concurrency=concurrency,
+        seed=seed,
+        judge_max_tokens=judge_max_tokens,
+        max_attempts=max_attempts,
+        cache_path=cache,
+        judge_price=_price(judge_price),
+        progress=progress,
+    )
 
 
 def report_command(
@@ -182,22 +194,21 @@ def generate_persona_command(
     seed: int = typer.Option(0, "--seed", help="Seed passed to the call."),
 ) -> None:
     """Generate one persona with the G.8 prompt and validate it; prints JSON, exits 1 if invalid."""
-    import asyncio
-
-    from mirage_bench.client import Client
+    from mirage_bench.client import Client, run_closing
     from mirage_bench.instruments.persona_gen import generate_persona
     from mirage_bench.runs import build_backend
 
     try:
         client = Client(build_backend(model, seed=seed))
-        result = asyncio.run(
+        result = run_closing(
             generate_persona(
                 client,
                 stereotype_type=stereotype_type,
                 occupation=occupation,
                 persona_id=persona_id,
                 seed=seed,
-            )
+            ),
+            client,
         )
     except (ValueError, ImportError) as exc:
         raise _fail(exc) from exc

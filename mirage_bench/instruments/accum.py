@@ -5,8 +5,16 @@ The memory is a JSON object with five lists (``observed``, ``preferences``, ``pe
 ``observed``. Each round sends the current memory, the round number and the new utterance with
 the ``accum_update`` prompt (temperature 0.7) and parses the updated memory. Per round the record
 holds the entries stored, added and removed (compared as case- and space-normalised text,
-regardless of field) and, on a round with a planted contradiction, whether the memory entries
-matching the contradicted attribute were retracted.
+regardless of field) and, for each contradiction planted in the round (a round may hold several),
+whether the contradicted belief was retracted.
+
+Retraction means the belief is no longer *asserted*. An entry asserts the contradicted text when it
+shares at least half of its content words (:func:`matches_attribute`) with the same polarity
+(:func:`is_negated`): "not married", "no longer lives with roommates", "never been to a big city" or
+"previously thought outgoing" name the belief but revise it, so they count as a retraction, while a
+reworded entry that still states it ("lives with two roommates") does not. Both tests are
+word-level heuristics, not a semantic judgment; each check records the entries it found asserting
+or revising the belief so a reader can audit it.
 
 Two conditions are run as separately named records: ``accum_update`` (the paper's G.7 prompt,
 which tells the model to keep earlier entries) and ``accum_update_prune_control`` (this
@@ -95,17 +103,56 @@ def diff_entries(before: Memory, after: Memory) -> tuple[list[str], list[str]]:
     return added, removed
 
 
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|no\s+longer|any\s*more|"
+    r"used\s+to|formerly|previously|former|ex|incorrect|wrong|false|untrue|mistaken|outdated|"
+    r"retracted|corrected|contradicted|disproven)\b|n['\u2019]t\b",
+    re.IGNORECASE,
+)
+
+
+def is_negated(text: str) -> bool:
+    """Whether ``text`` carries a negation or correction cue (not, no longer, never, -n't, formerly...).
+
+    >>> is_negated("no longer lives with roommates"), is_negated("isn't married")
+    (True, True)
+    >>> is_negated("lives with roommates"), is_negated("knows the area")
+    (False, False)
+    """
+    return _NEGATION.search(text) is not None
+
+
+def asserts_belief(entry: str, belief: str) -> bool:
+    """Whether a memory entry still asserts ``belief``: it matches it with the same polarity.
+
+    >>> asserts_belief("Married with two kids", "married")
+    True
+    >>> asserts_belief("not married", "married"), asserts_belief("never been to a big city", "big city")
+    (False, False)
+    >>> asserts_belief("does not drink alcohol", "does not drink alcohol")
+    True
+    """
+    return matches_attribute(entry, belief) and is_negated(entry) == is_negated(belief)
+
+
 def check_contradiction(
     before: Memory, after: Memory, attribute: str, contradicts: str
 ) -> ContradictionCheck:
-    """Did the round retract the entries matching the contradicted attribute (``contradicts``)?"""
-    matched = [e for _, e in before.entries() if matches_attribute(e, contradicts)]
+    """Did the round retract the contradicted belief (``contradicts``)?
+
+    ``previously_stored``: some entry before the round asserted it. ``retracted`` (only then): no
+    entry after the round asserts it any more; the entries that still match it but are negated or
+    corrected are listed as ``revised_entries``.
+    """
+    matched = [e for _, e in before.entries() if asserts_belief(e, contradicts)]
     check = ContradictionCheck(
         attribute=attribute, contradicts=contradicts, matched_entries=matched, previously_stored=bool(matched)
     )
     if matched:
-        still = {normalise_entry(e) for _, e in after.entries()}
-        check.retracted = all(normalise_entry(e) not in still for e in matched)
+        naming = [e for _, e in after.entries() if matches_attribute(e, contradicts)]
+        check.asserting_entries = [e for e in naming if asserts_belief(e, contradicts)]
+        check.revised_entries = [e for e in naming if e not in check.asserting_entries]
+        check.retracted = not check.asserting_entries
     return check
 
 
@@ -141,7 +188,9 @@ async def run_accum(
         initial_memory=memory_dict(memory),
         smoke_test=smoke_test,
     )
-    planted = {int(c.round): c for c in contradictions}
+    planted: dict[int, list[Any]] = {}
+    for c in contradictions:
+        planted.setdefault(int(c.round), []).append(c)
     params = GenerateParams(
         temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed, json_schema=MEMORY_SCHEMA
     )
@@ -168,10 +217,9 @@ async def run_accum(
             break
         new: Memory = outcome.parsed.value
         added, removed = diff_entries(memory, new)
-        check = None
-        if number in planted:
-            c = planted[number]
-            check = check_contradiction(memory, new, c.attribute, c.contradicts)
+        checks = [
+            check_contradiction(memory, new, c.attribute, c.contradicts) for c in planted.get(number, ())
+        ]
         record.rounds.append(
             AccumRound(
                 round=number,
@@ -182,7 +230,7 @@ async def run_accum(
                 removed=removed,
                 memory=memory_dict(new),
                 repairs=outcome.parsed.repairs,
-                contradiction=check,
+                contradictions=checks,
             )
         )
         memory = new

@@ -155,6 +155,21 @@ class JudgeClaim(BaseModel):
     accuracy: Accuracy
     reasoning: str = ""
 
+    @field_validator("claim")
+    @classmethod
+    def _a_real_claim(cls, value: str) -> str:
+        """Reject a blank claim and the output contract's own ``<...>`` placeholder copied back.
+
+        A weak judge may echo the example object of ``judge_output_format`` (measured with the
+        Gemma 3 270M base model behind llama.cpp's server); such text must never reach a score.
+        """
+        text = value.strip()
+        if not text:
+            raise ValueError("claim is empty")
+        if text.startswith("<") and text.endswith(">"):
+            raise ValueError(f"claim {text[:60]!r} is the output format's placeholder, not a claim")
+        return value
+
 
 class JudgeOutput(BaseModel):
     """The judge's whole answer: ``{"claims": [...]}``."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +108,8 @@ async def execute(
     from mirage_bench.tasks import get_task
 
     s = settings
+    #: Keyword arguments every instrument call shares.
+    common: dict[str, Any] = {"seed": s.seed, "max_attempts": s.max_attempts, "smoke_test": s.smoke_test}
     stores = {name: run.store(name) for name in ("responses", "judgments", "probe", "accum")}
     done = {name: store.read() for name, store in stores.items()}
     bars = _Progress(progress)
@@ -129,11 +131,9 @@ async def execute(
                 persona,
                 get_task(task_id),
                 model_name=s.model_name,
-                seed=s.seed,
                 max_tokens=s.max_tokens,
                 audit_max_tokens=s.audit_max_tokens,
-                max_attempts=s.max_attempts,
-                smoke_test=s.smoke_test,
+                **common,
             )
             await record("responses", rec)
         bars.advance("task")
@@ -142,53 +142,31 @@ async def execute(
             if _needs_redo(old, s.retry_failed) or (old is not None and old.model != rec.model):
                 assert judge_client is not None and s.judge_name is not None
                 judgment = await judge_response(
-                    judge_client,
-                    rec,
-                    persona,
-                    judge_name=s.judge_name,
-                    seed=s.seed,
-                    max_tokens=s.judge_max_tokens,
-                    max_attempts=s.max_attempts,
-                    smoke_test=s.smoke_test,
+                    judge_client, rec, persona, judge_name=s.judge_name, max_tokens=s.judge_max_tokens,
+                    **common,
                 )
                 await record("judgments", judgment)
         bars.advance("judge")
 
-    async def probe(persona: Persona) -> None:
-        if _needs_redo(done["probe"].get((persona.persona_id,)), s.retry_failed):
+    async def unit(name: str, key: tuple[str, ...], make: Callable[[], Awaitable[Any]]) -> None:
+        """Run one Probe / Accum unit unless its record is already done."""
+        if _needs_redo(done[name].get(key), s.retry_failed):
             assert model_client is not None
-            rec = await run_probe(
-                model_client,
-                persona,
-                model_name=s.model_name,
-                judge_client=judge_client,
-                judge_name=s.judge_name,
-                seed=s.seed,
-                max_tokens=s.audit_max_tokens,
-                judge_max_tokens=s.judge_max_tokens,
-                max_attempts=s.max_attempts,
-                smoke_test=s.smoke_test,
-            )
-            await record("probe", rec)
-        bars.advance("probe")
+            await record(name, await make())
+        bars.advance(name)
 
-    async def accum(persona: Persona, script: Any, condition: str) -> None:
-        if _needs_redo(done["accum"].get((condition, persona.persona_id)), s.retry_failed):
-            assert model_client is not None
-            rec = await run_accum(
-                model_client,
-                persona,
-                script.utterances,
-                script.contradictions,
-                model_name=s.model_name,
-                condition=condition,
-                seed=s.seed,
-                max_tokens=s.audit_max_tokens,
-                max_attempts=s.max_attempts,
-                smoke_test=s.smoke_test,
-            )
-            await record("accum", rec)
-        bars.advance("accum")
+    def probe(persona: Persona) -> Awaitable[None]:
+        return unit("probe", (persona.persona_id,), lambda: run_probe(
+            model_client, persona, model_name=s.model_name, judge_client=judge_client,
+            judge_name=s.judge_name, max_tokens=s.audit_max_tokens, judge_max_tokens=s.judge_max_tokens,
+            **common,
+        ))
+
+    def accum(persona: Persona, script: Any, condition: str) -> Awaitable[None]:
+        return unit("accum", (condition, persona.persona_id), lambda: run_accum(
+            model_client, persona, script.utterances, script.contradictions, model_name=s.model_name,
+            condition=condition, max_tokens=s.audit_max_tokens, **common,
+        ))
 
     jobs: list[Any] = []
     n_instances = len(s.personas) * len(s.task_ids)
@@ -322,7 +300,7 @@ def run_session(
     from pathlib import Path
 
     from mirage_bench.cache import ResponseCache
-    from mirage_bench.client import Client, ClientConfig
+    from mirage_bench.client import Client, ClientConfig, run_closing
     from mirage_bench.instruments.records import write_json_atomic
     from mirage_bench.instruments.summary import summarize
     from mirage_bench.runs import RunDir, write_claims
@@ -346,7 +324,7 @@ def run_session(
             clients["judge"] = Client(judge_backend, config, cache)
         session = Session(run, manifest, clients, prices or {}, dict(manifest.usage))
         try:
-            asyncio.run(
+            run_closing(
                 execute(
                     run,
                     settings,
@@ -354,7 +332,8 @@ def run_session(
                     clients.get("judge"),
                     progress=progress,
                     on_record=session.tick,
-                )
+                ),
+                *clients.values(),
             )
         except BaseException:
             session.save("interrupted")

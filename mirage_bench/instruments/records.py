@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mirage_bench.types import SCHEMA_VERSION, Accuracy, Label
 
@@ -134,15 +134,25 @@ class ProbeRecord(_Record):
 
 
 class ContradictionCheck(BaseModel):
-    """Whether a planted contradiction led to a retraction of the contradicted attribute."""
+    """Whether a planted contradiction led to a retraction of the contradicted belief.
+
+    An entry *asserts* the belief when it states the contradicted text with the same polarity
+    (see :func:`mirage_bench.instruments.accum.asserts_belief`); a matching entry that is negated or
+    corrected ("not married", "no longer lives with roommates") is a *revision*, not an assertion.
+    """
 
     attribute: str
     contradicts: str
-    #: Memory entries (before this round) that match the contradicted attribute.
+    #: Memory entries (before this round) that assert the contradicted belief.
     matched_entries: list[str] = Field(default_factory=list)
     previously_stored: bool = False
-    #: True when every matched entry is gone after the round; None when nothing was stored to retract.
+    #: True when no entry asserts the belief after the round (it was removed or revised); None when
+    #: nothing was stored to retract.
     retracted: bool | None = None
+    #: Entries after the round that still assert the belief.
+    asserting_entries: list[str] = Field(default_factory=list)
+    #: Entries after the round that name the belief negated or corrected (revisions).
+    revised_entries: list[str] = Field(default_factory=list)
 
 
 class AccumRound(BaseModel):
@@ -158,7 +168,19 @@ class AccumRound(BaseModel):
     removed: list[str] = Field(default_factory=list)
     memory: dict[str, list[str]] | None = None
     repairs: list[str] = Field(default_factory=list)
-    contradiction: ContradictionCheck | None = None
+    #: One check per contradiction planted in this round (a round may hold several).
+    contradictions: list[ContradictionCheck] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_single_check(cls, data: Any) -> Any:
+        """Read records written before rounds held a list (a single ``contradiction`` field)."""
+        if isinstance(data, dict) and "contradiction" in data:
+            data = dict(data)
+            legacy = data.pop("contradiction")
+            if legacy is not None and not data.get("contradictions"):
+                data["contradictions"] = [legacy]
+        return data
 
 
 class AccumRecord(_Record):

@@ -124,8 +124,7 @@ def accum_summary(records: Sequence[AccumRecord]) -> dict[str, Any]:
             if previous:
                 removal.append(len(rnd.removed) / previous)
             previous = rnd.n_stored
-            if rnd.contradiction is not None:
-                checks.append(rnd.contradiction)
+            checks.extend(rnd.contradictions)
     means = {r: sum(v) / len(v) for r, v in sorted(by_round.items())}
     rounds = sorted(means)
     acc = (means[rounds[-1]] - means[rounds[0]]) / (rounds[-1] - rounds[0]) if len(rounds) > 1 else None

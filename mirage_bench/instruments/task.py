@@ -50,6 +50,13 @@ def task_prompt_shas(task: Task) -> tuple[str, ...]:
     return (template("task_system").sha256, template(task.template).sha256)
 
 
+def audit_prompt_shas(task: Task) -> tuple[str, ...]:
+    """sha256s of the templates behind the self-audit turn: the task turn's, G.6, the [TASK] phrase."""
+    from mirage_bench.instruments.common import template
+
+    return task_prompt_shas(task) + (template("task_self_audit").sha256, template(task.audit_template).sha256)
+
+
 async def run_task(
     client: Client,
     persona: Persona,
@@ -64,8 +71,6 @@ async def run_task(
     smoke_test: bool = False,
 ) -> ResponseRecord:
     """Run one (persona, task) instance: the response, then (optionally) its self-audit."""
-    from mirage_bench.instruments.common import template
-
     messages = task_messages(persona, task)
     params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed)
     base = dict(
@@ -91,7 +96,7 @@ async def run_task(
         self_audit_message(persona, task, response),
     ]
     audit_params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=audit_max_tokens, seed=seed)
-    shas = task_prompt_shas(task) + (template("task_self_audit").sha256,)
+    shas = audit_prompt_shas(task)
     outcome = await call_and_parse(
         client, audit_messages, audit_params, shas, parse_self_audit, max_attempts=max_attempts
     )
