@@ -5,14 +5,31 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from mirage_bench.backends.base import GenerateParams
 
 reward_app = typer.Typer(
     help="Memory-aware reward model (seed 003): pairs, training, scoring, evaluation.", no_args_is_help=True
 )
 
 CACHE_HELP = "sqlite response cache (reused across runs; only successful completions are stored)."
+PAIRS_HELP = (
+    "this area's pairs JSONL, or the dataset builder's preference_pairs (a built dataset folder, "
+    "its parquet, or JSONL of its rows)."
+)
+SPLIT_HELP = "Keep only pairs of this dataset split (repeat; default: every pair)."
+MAX_TOKENS_HELP = "Output-token cap of every judge call (default: 1024; small values for smoke tests)."
+
+
+def _params(max_tokens: int | None) -> GenerateParams | None:
+    """Generation parameters for judge calls (``None``: each call's default)."""
+    from mirage_bench.backends.base import GenerateParams
+
+    return GenerateParams(max_tokens=max_tokens) if max_tokens else None
 
 
 def _fail(exc: BaseException) -> typer.Exit:
@@ -42,6 +59,7 @@ def build_pairs_command(
     concurrency: int = typer.Option(8, "--concurrency", min=1),
 ) -> None:
     """Retrieve memories, generate with/without-memory responses, screen, keep the top pairs."""
+    from mirage_bench.client import run_closing
     from mirage_bench.reward.data import DataError, Participant, read_jsonl, write_jsonl
     from mirage_bench.reward.llm import open_client
     from mirage_bench.reward.pairs import build_pairs
@@ -51,10 +69,12 @@ def build_pairs_command(
         people = read_jsonl(participants, Participant)
         gens = {g: open_client(g, cache_path=cache, concurrency=concurrency) for g in generator}
         scr = open_client(screener, cache_path=cache, concurrency=concurrency)
-        report = asyncio.run(
-            build_pairs(
-                people, gens, scr, make_embedder(embedder), k=k, per_participant=per_participant, seed=seed
-            )
+        emb = make_embedder(embedder, cache_path=cache, concurrency=concurrency)
+        report = run_closing(
+            build_pairs(people, gens, scr, emb, k=k, per_participant=per_participant, seed=seed),
+            *gens.values(),
+            scr,
+            emb,  # type: ignore[arg-type]  # duck-typed: aclose() and backend.name
         )
     except (DataError, ValueError, ImportError, FileNotFoundError) as exc:
         raise _fail(exc) from exc
@@ -65,11 +85,12 @@ def build_pairs_command(
     )
     for line in report.dropped[:20]:
         typer.echo(f"  dropped: {line}", err=True)
+    typer.echo(f"embeddings ({emb.name}): {emb.stats.as_dict()}")
 
 
 @reward_app.command("train")
 def train_command(
-    pairs: Path = typer.Option(..., "--pairs", help="Labelled pairs JSONL."),
+    pairs: Path = typer.Option(..., "--pairs", help="Labelled pairs: " + PAIRS_HELP),
     out: Path = typer.Option(..., "--out", help="Output directory (model, CV scores, fold audit)."),
     judge: str = typer.Option(
         None, "--judge", help="Rubric induction/scoring LLM spec (omit: response features only)."
@@ -83,6 +104,17 @@ def train_command(
     passes: int = typer.Option(5, "--passes", min=1),
     per_pass: int = typer.Option(10, "--per-pass", min=1),
     dims_per_pass: int = typer.Option(10, "--dims-per-pass", min=1),
+    max_dims: int = typer.Option(
+        None, "--max-dims", min=1, help="Keep at most this many consolidated rubric dimensions (cost cap)."
+    ),
+    max_tokens: int = typer.Option(None, "--max-tokens", min=1, help=MAX_TOKENS_HELP),
+    on_rubric_failure: str = typer.Option(
+        "fail",
+        "--on-rubric-failure",
+        help="fail: a failed rubric induction stops training; response-only: fit that fold/model on the "
+        "response features and record why (for smoke tests with a model that cannot write JSON).",
+    ),
+    split: list[str] = typer.Option(None, "--split", help=SPLIT_HELP),
     seed: int = typer.Option(0, "--seed"),
     cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
     concurrency: int = typer.Option(8, "--concurrency", min=1),
@@ -98,11 +130,22 @@ def train_command(
     from mirage_bench.reward.rubric import RubricError
 
     try:
-        all_pairs = load_pairs(pairs)
+        if on_rubric_failure not in ("fail", "response-only"):
+            raise ValueError("--on-rubric-failure must be fail or response-only")
+        all_pairs = load_pairs(pairs, splits=split or None)
         data = select_pairs(all_pairs, subset)
         client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
+        smoke = bool(client and is_smoke(client))
         featurizer = (
-            RubricFeaturizer(client, passes=passes, per_pass=per_pass, dims_per_pass=dims_per_pass)
+            RubricFeaturizer(
+                client,
+                passes=passes,
+                per_pass=per_pass,
+                dims_per_pass=dims_per_pass,
+                params=_params(max_tokens),
+                max_dimensions=max_dims,
+                on_failure="raise" if on_rubric_failure == "fail" else "response_only",
+            )
             if client
             else FixedFeaturizer(asyncio.run(build_features(None, None, data)))
         )
@@ -113,6 +156,10 @@ def train_command(
                     data, featurizer, n_splits=folds, n_shuffles=shuffles, inner_splits=inner_folds, seed=seed
                 )
             )
+            if smoke:
+                for recs in res.scores.values():
+                    for r in recs:
+                        r.details["smoke_test"] = True
             write_jsonl(out / "cv_scores.jsonl", [r for recs in res.scores.values() for r in recs])
             audit = [
                 {
@@ -123,13 +170,14 @@ def train_command(
                     "chosen_C": f.chosen_C,
                     "failed_scores": f.failed_scores,
                     "rubric": f.rubric.model_dump() if f.rubric else None,
+                    "rubric_error": f.rubric_error,
                 }
                 for f in res.folds
             ]
             (out / "cv_folds.json").write_text(json.dumps(audit, indent=1) + "\n", encoding="utf-8")
             typer.echo(evaluate_scores(all_pairs, res.scores, subset=subset).format())
         model = asyncio.run(fit_full(data, featurizer, judge=judge, inner_splits=inner_folds, seed=seed))
-        model.smoke_test = bool(client and is_smoke(client))
+        model.smoke_test = smoke
         path = model.save(out)
     except (DataError, CVError, RubricError, ValueError, ImportError) as exc:
         raise _fail(exc) from exc
@@ -139,14 +187,16 @@ def train_command(
     )
     for name, coef, mem in model.top_coefficients(5):
         typer.echo(f"  {coef:+.3f}  {name}{'  [memory]' if mem else ''}")
+    if model.rubric_error:
+        typer.echo(f"NOTE: no rubric features ({model.rubric_error}); response features only.")
     if model.smoke_test:
-        typer.echo("WARNING: smoke-test judge; these weights mean nothing.")
+        typer.echo("WARNING: SMOKE TEST judge; these weights and numbers are not results.")
     typer.echo(f"saved {path}")
 
 
 @reward_app.command("score")
 def score_command(
-    pairs: Path = typer.Option(..., "--pairs", help="Pairs JSONL to score (labels not needed)."),
+    pairs: Path = typer.Option(..., "--pairs", help="Pairs to score (labels not needed): " + PAIRS_HELP),
     out: Path = typer.Option(..., "--out", help="Output score JSONL (pair_id, method, p_memory, ...)."),
     method: str = typer.Option("model", "--method", help="model | direct-judge | rubric-judge | seq-rm"),
     model_dir: Path = typer.Option(
@@ -158,6 +208,8 @@ def score_command(
         True, "--memories/--no-memories", help="seq-rm: include [Relevant Memories]."
     ),
     seed: int = typer.Option(0, "--seed", help="Judges: seed of the per-pair presentation order."),
+    max_tokens: int = typer.Option(None, "--max-tokens", min=1, help=MAX_TOKENS_HELP),
+    split: list[str] = typer.Option(None, "--split", help=SPLIT_HELP),
     name: str = typer.Option(
         None,
         "--name",
@@ -173,8 +225,10 @@ def score_command(
     from mirage_bench.reward.llm import is_smoke, open_client
 
     try:
-        data = load_pairs(pairs)
+        data = load_pairs(pairs, splits=split or None)
         client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
+        params = _params(max_tokens)
+        smoke = bool(client is not None and is_smoke(client))
         if method in ("model", "rubric-judge"):
             if model_dir is None:
                 raise ValueError(f"--method {method} needs --model DIR")
@@ -182,7 +236,8 @@ def score_command(
         if method == "model":
             if trained.rubric is not None and client is None:
                 raise ValueError("this model has rubric features: give --judge")
-            records = asyncio.run(trained.score_pairs(data, client))
+            records = asyncio.run(trained.score_pairs(data, client, params=params))
+            smoke = smoke or trained.smoke_test
             for r in records:
                 r.method = name or "memory_aware_rm_full_fit"
         elif method in ("direct-judge", "rubric-judge"):
@@ -192,7 +247,7 @@ def score_command(
             rubric = trained.rubric if kind == "rubric" else None
             if kind == "rubric" and rubric is None:
                 raise ValueError("the model in --model has no rubric")
-            res = asyncio.run(judge_pairs(client, data, kind=kind, rubric=rubric, seed=seed))
+            res = asyncio.run(judge_pairs(client, data, kind=kind, rubric=rubric, seed=seed, params=params))
             records = [r for recs in res.values() for r in recs]
         elif method == "seq-rm":
             if not rm:
@@ -206,10 +261,10 @@ def score_command(
             raise ValueError(f"unknown --method {method!r}")
     except (DataError, ArtifactError, ValueError, ImportError, OSError) as exc:
         raise _fail(exc) from exc
-    if client is not None and is_smoke(client):
+    if smoke:
         for r in records:
             r.details["smoke_test"] = True
-        typer.echo("WARNING: smoke-test model; these scores mean nothing.", err=True)
+        typer.echo("WARNING: SMOKE TEST model; these scores are not results.", err=True)
     if name and method != "model":
         for r in records:
             r.method = f"{name}_{r.method}"
@@ -220,7 +275,7 @@ def score_command(
 
 @reward_app.command("evaluate")
 def evaluate_command(
-    pairs: Path = typer.Option(..., "--pairs", help="Labelled pairs JSONL."),
+    pairs: Path = typer.Option(..., "--pairs", help="Labelled pairs: " + PAIRS_HELP),
     scores: list[Path] = typer.Option(..., "--scores", help="Score JSONL (repeat for several files)."),
     subset: str = typer.Option("clear", "--subset", help="clear | strict"),
     out_dir: Path = typer.Option(
@@ -230,14 +285,18 @@ def evaluate_command(
     ),
     prefix: str = typer.Option("", "--prefix", help="File-name prefix of the scored pair sets."),
     write: bool = typer.Option(True, "--write/--no-write", help="Write scored pair sets."),
+    split: list[str] = typer.Option(None, "--split", help=SPLIT_HELP),
 ) -> None:
     """Print Table 3 / Table 5 shaped results; write one scored pair set per method."""
     from mirage_bench.reward.data import DataError, load_pairs
     from mirage_bench.reward.evaluation import evaluate_scores, load_scores, select_pairs, write_scored_sets
 
     try:
-        data = load_pairs(pairs)
+        data = load_pairs(pairs, splits=split or None)
         by_method = load_scores(scores)
+        if split:  # score files may cover every split: keep the selected pairs' scores
+            ids = {p.pair_id for p in data}
+            by_method = {m: [r for r in recs if r.pair_id in ids] for m, recs in by_method.items()}
         report = evaluate_scores(data, by_method, subset=subset)
     except (DataError, ValueError) as exc:
         raise _fail(exc) from exc

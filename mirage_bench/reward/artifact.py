@@ -60,6 +60,8 @@ class TrainedRewardModel(BaseModel):
     judge: str | None = None
     #: True when the rubric judge was a smoke-test model (e.g. ``local``): weights mean nothing.
     smoke_test: bool = False
+    #: Why the model has no rubric although a judge was given (induction failed; response features only).
+    rubric_error: str | None = None
     n_pairs: int
     n_participants: int
     pair_sources: list[str]
@@ -127,12 +129,13 @@ class TrainedRewardModel(BaseModel):
             raise ArtifactError("feature columns differ from the trained model's")
         probs = self.predict_proba(feats.X)
         failed = np.isnan(feats.X).any(axis=1)
+        smoke = {"smoke_test": True} if self.smoke_test else {}
         return [
             ScoreRecord(
                 pair_id=p.pair_id,
                 method=self.method,
                 p_memory=float(probs[i]),
-                details={"imputed_features": bool(failed[i])},
+                details={"imputed_features": bool(failed[i]), **smoke},
             )
             for i, p in enumerate(pairs)
         ]
@@ -188,6 +191,7 @@ async def fit_full(
     X = feats.rows([p.pair_id for p in pairs])
     pipeline, C = fit_inner_cv(X, y, groups, inner_splits=inner_splits)
     model = from_pipeline(pipeline, feats, rubric, C, pairs=pairs, judge=judge, seed=seed)
+    model.rubric_error = feats.rubric_error
     check = model.predict_proba(X)
     expected = pipeline.predict_proba(X)[:, 1]
     if not np.allclose(check, expected, atol=1e-9) or any(math.isnan(v) for v in check):

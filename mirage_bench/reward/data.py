@@ -160,14 +160,26 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> Path:
     return path
 
 
-def load_pairs(path: str | Path) -> list[PreferencePair]:
-    """Load preference pairs, refusing duplicate ``pair_id`` values."""
+def load_pairs(path: str | Path, *, splits: Sequence[str] | None = None) -> list[PreferencePair]:
+    """Load preference pairs, refusing duplicate ``pair_id`` values.
+
+    ``path`` is this area's pairs JSONL, or the dataset builder's ``preference_pairs`` config (a
+    built dataset folder, its parquet, or JSONL of its rows: see
+    :mod:`mirage_bench.reward.dataset_pairs`). ``splits`` keeps only pairs whose ``split`` field
+    is listed (dataset pairs carry one; a pair without it is dropped).
+    """
+    from mirage_bench.reward.dataset_pairs import is_dataset_input, read_dataset_pairs
+
+    if is_dataset_input(path):
+        return read_dataset_pairs(path, splits=splits)
     pairs = read_jsonl(path, PreferencePair)
     seen: set[str] = set()
     for p in pairs:
         if p.pair_id in seen:
             raise DataError(f"{path}: duplicate pair_id {p.pair_id!r}")
         seen.add(p.pair_id)
+    if splits is not None:
+        pairs = [p for p in pairs if getattr(p, "split", None) in splits]
     return pairs
 
 

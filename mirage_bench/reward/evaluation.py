@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -45,10 +45,19 @@ class EvaluationReport:
     majority_rate: float
     majority_class: str
     subset: str
+    #: Methods whose scores came from a smoke-test model (their numbers are not results).
+    smoke_methods: list[str] = field(default_factory=list)
 
     def format(self) -> str:
         """Plain-text tables for the terminal."""
-        parts = [
+        parts = []
+        if self.smoke_methods:
+            parts += [
+                f"SMOKE TEST: {', '.join(self.smoke_methods)} come from a smoke-test model; "
+                "their numbers only show that the pipeline runs and are not results.",
+                "",
+            ]
+        parts += [
             f"Evaluation subset: {self.subset} ({self.n_pairs} pairs); humans chose the memory response in "
             f"{100 * self.human_memory_rate:.1f}%; "
             f"majority ({self.majority_class}) = {100 * self.majority_rate:.1f}%",
@@ -62,6 +71,11 @@ class EvaluationReport:
         if not self.order.empty:
             parts += ["", "Two-order judges", self.order.to_string(float_format="%.1f")]
         return "\n".join(parts)
+
+
+def is_smoke_scores(records: Sequence[ScoreRecord]) -> bool:
+    """Whether any record was produced by a smoke-test model (``details["smoke_test"]``)."""
+    return any(bool(r.details.get("smoke_test")) for r in records)
 
 
 def load_scores(paths: Sequence[str | Path]) -> dict[str, list[ScoreRecord]]:
@@ -155,11 +169,16 @@ def evaluate_scores(
             "chose_memory": 100.0 if predicts_memory else 0.0,
         }
     )
+    smoke = sorted(m for m, recs in scores.items() if is_smoke_scores(recs))
+    for row in rows3:
+        if smoke:
+            row["smoke_test"] = row["method"] in smoke
     table3 = pd.DataFrame(rows3).set_index("method")
     table5 = pd.DataFrame(rows5).set_index("method") if rows5 else pd.DataFrame()
     order = pd.DataFrame(rows_o).set_index("method") if rows_o else pd.DataFrame()
     return EvaluationReport(
-        table3, table5, order, len(chosen), human_rate, max(human_rate, 1 - human_rate), maj_class, subset
+        table3, table5, order, len(chosen), human_rate, max(human_rate, 1 - human_rate), maj_class, subset,
+        smoke,
     )
 
 
@@ -173,18 +192,20 @@ def write_scored_sets(
     """Write one scored pair set per method (``<out_dir>/<prefix><method>.jsonl``) for the Space.
 
     Only scores of ``pairs`` (e.g. the evaluated subset) with a strict label and a score are written.
-    When any pair is synthetic, the file name starts with ``synthetic_`` so that the Space never
-    shows fixture results under a name that could pass for data.
+    When any pair is synthetic, the file name starts with ``synthetic_``, and a method scored by a
+    smoke-test model gets ``smoke_``, so that the Space never shows fixture or smoke-test results
+    under a name that could pass for data.
     """
     from mirage_bench.reward.data import scored_pairs
 
     out = []
     keep = {p.pair_id for p in pairs}
-    if any(p.source == "synthetic" for p in pairs) and not prefix.startswith("synthetic"):
+    if any(p.source.startswith("synthetic") for p in pairs) and "synthetic" not in prefix:
         prefix = "synthetic_" + prefix
     for method, recs in sorted(scores.items()):
         rows: list[ScoredPair] = scored_pairs(pairs, [r for r in recs if r.pair_id in keep])
-        out.append(write_jsonl(Path(out_dir) / f"{prefix}{method}.jsonl", rows))
+        name = ("smoke_" if is_smoke_scores(recs) and "smoke" not in prefix else "") + f"{prefix}{method}"
+        out.append(write_jsonl(Path(out_dir) / f"{name}.jsonl", rows))
     return out
 
 

@@ -78,6 +78,8 @@ class FeatureSet:
     response_columns: list[int]
     failed_scores: int = 0
     errors: list[str] = field(default_factory=list)
+    #: Why this fold has no rubric features although a judge was given (see ``RubricFeaturizer.on_failure``).
+    rubric_error: str | None = None
 
     def rows(self, ids: Sequence[str]) -> np.ndarray:
         """The rows of the given pair ids, in that order."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from mirage_bench.reward.data import PreferencePair, ScoreRecord
 from mirage_bench.reward.features import FeatureSet, build_features
-from mirage_bench.reward.rubric import Rubric, induce_rubric
+from mirage_bench.reward.rubric import Rubric, RubricError, induce_rubric
 
 if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
@@ -118,27 +118,47 @@ class FixedFeaturizer:
 
 @dataclass
 class RubricFeaturizer:
-    """Induces a rubric from the fold's training pairs, then scores every pair of the fold with it."""
+    """Induces a rubric from the fold's training pairs, then scores every pair of the fold with it.
+
+    ``on_failure``: ``"raise"`` (default) lets a failed induction (:class:`RubricError`) stop the
+    run; ``"response_only"`` fits that fold on the deterministic response features alone and
+    records why in :attr:`FeatureSet.rubric_error` (used for smoke tests with a model that cannot
+    write the JSON answers; never silently).
+    """
 
     client: Client
     passes: int = 5
     per_pass: int = 10
     dims_per_pass: int = 10
     params: GenerateParams | None = None
+    max_dimensions: int | None = None
+    on_failure: str = "raise"
+
+    def __post_init__(self) -> None:
+        if self.on_failure not in ("raise", "response_only"):
+            raise ValueError(f"on_failure must be 'raise' or 'response_only', not {self.on_failure!r}")
 
     async def fold_features(
         self, train: Sequence[PreferencePair], test: Sequence[PreferencePair], *, seed: int
     ) -> tuple[FeatureSet, Rubric | None]:
         """Induce on ``train`` only; score ``train`` and ``test`` with that rubric."""
-        rubric = await induce_rubric(
-            self.client,
-            train,
-            passes=self.passes,
-            per_pass=self.per_pass,
-            dims_per_pass=self.dims_per_pass,
-            seed=seed,
-            params=self.params,
-        )
+        try:
+            rubric = await induce_rubric(
+                self.client,
+                train,
+                passes=self.passes,
+                per_pass=self.per_pass,
+                dims_per_pass=self.dims_per_pass,
+                seed=seed,
+                params=self.params,
+                max_dimensions=self.max_dimensions,
+            )
+        except RubricError as exc:
+            if self.on_failure == "raise":
+                raise
+            feats = await build_features(None, None, [*train, *test])
+            feats.rubric_error = f"rubric induction failed: {exc}"
+            return feats, None
         feats = await build_features(self.client, rubric, [*train, *test], params=self.params)
         return feats, rubric
 
@@ -154,6 +174,7 @@ class FoldRecord:
     chosen_C: dict[str, float]
     rubric: Rubric | None
     failed_scores: int
+    rubric_error: str | None = None
 
 
 @dataclass
@@ -226,6 +247,7 @@ async def cross_validate(
                     chosen,
                     rubric,
                     feats.failed_scores,
+                    feats.rubric_error,
                 )
             )
     scores: dict[str, list[ScoreRecord]] = {}

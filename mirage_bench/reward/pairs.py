@@ -23,11 +23,12 @@ from pydantic import BaseModel, Field
 from mirage_bench.backends.base import GenerateParams
 from mirage_bench.reward.data import REGIMES, Participant, PreferencePair
 from mirage_bench.reward.llm import call_structured, call_text, format_memories, render_messages
-from mirage_bench.reward.retrieval import Embedder, top_k
+from mirage_bench.reward.retrieval import RetrievalError, retrieve
 from mirage_bench.types import Message
 
 if TYPE_CHECKING:
     from mirage_bench.client import Client
+    from mirage_bench.embeddings import EmbeddingClient
 
 SCREENING_TEMPLATE = "reward_screening"
 NO_MEMORY_TEMPLATE = "reward_generate_no_memory"
@@ -90,7 +91,7 @@ async def build_participant_pairs(
     participant: Participant,
     generators: Mapping[str, Client],
     screener: Client,
-    embedder: Embedder,
+    embedder: EmbeddingClient,
     *,
     k: int = 9,
     per_participant: int = 15,
@@ -103,10 +104,15 @@ async def build_participant_pairs(
         raise ValueError("at least one generator is needed")
     params = params or GenerateParams(max_tokens=1024, temperature=0.7)
     rng = random.Random(f"{seed}:{participant.participant_id}")
-    retrieved = top_k(embedder, participant.queries, participant.memories, k=k)
+    report = BuildReport()
+    try:
+        retrieved = await retrieve(embedder, participant.queries, participant.memories, k=k)
+    except RetrievalError as exc:
+        report.dropped += [f"{participant.participant_id} q{i}: retrieval failed: {exc}"
+                           for i in range(len(participant.queries))]
+        return report
     names = sorted(generators)
     chosen = [rng.choice(names) for _ in participant.queries]
-    report = BuildReport()
 
     async def candidate(i: int) -> tuple[int, str, str, list[str], ScreeningAnswer] | None:
         query, gen = participant.queries[i], chosen[i]
@@ -181,7 +187,7 @@ async def build_pairs(
     participants: Sequence[Participant],
     generators: Mapping[str, Client],
     screener: Client,
-    embedder: Embedder,
+    embedder: EmbeddingClient,
     **kwargs: object,
 ) -> BuildReport:
     """Build pairs for every participant (participants in order; calls concurrent within each)."""

@@ -78,6 +78,8 @@ class Rubric(BaseModel):
     induced_from: list[str] = Field(default_factory=list, description="pair_ids shown to induction passes")
     n_proposals: int = 0
     failed_passes: int = 0
+    #: Dimensions the consolidation returned before a ``max_dimensions`` cap (``None``: not capped).
+    capped_from: int | None = None
 
     @property
     def keys(self) -> list[str]:
@@ -128,8 +130,15 @@ async def induce_rubric(
     dims_per_pass: int = 10,
     seed: int = 0,
     params: GenerateParams | None = None,
+    max_dimensions: int | None = None,
 ) -> Rubric:
-    """Induce a canonical rubric from ``train_pairs`` (which must all carry a strict preference)."""
+    """Induce a canonical rubric from ``train_pairs`` (which must all carry a strict preference).
+
+    ``max_dimensions`` keeps only the first dimensions of the consolidated rubric (a cost cap for
+    smoke tests and budgets; the seed does not cap it), and the rubric records the cap.
+    """
+    if max_dimensions is not None and max_dimensions < 1:
+        raise ValueError("max_dimensions must be at least 1")
     labelled = [p for p in train_pairs if p.human_prefers_memory is not None]
     if not labelled:
         raise RubricError("no labelled training pairs to induce a rubric from")
@@ -173,7 +182,11 @@ async def induce_rubric(
                 key=key, name=d.name, description=d.description, memory_dependent=d.memory_dependent
             )
         )
-    return Rubric(dimensions=dims, induced_from=shown, n_proposals=len(proposals), failed_passes=failed)
+    capped_from = None
+    if max_dimensions is not None and len(dims) > max_dimensions:
+        capped_from, dims = len(dims), dims[:max_dimensions]
+    return Rubric(dimensions=dims, induced_from=shown, n_proposals=len(proposals), failed_passes=failed,
+                  capped_from=capped_from)
 
 
 def scores_model(rubric: Rubric) -> type[BaseModel]:
