@@ -109,3 +109,21 @@ def test_accum_frames_and_report_from_records() -> None:
     assert report.n_stored == 2 and report.retraction_rate == 0.5
     with pytest.raises(ValueError, match="no successful"):
         accumulation_report([])
+
+
+def test_accum_frames_reads_the_engines_record_model_with_several_checks_per_round() -> None:
+    """The metrics read what the engine writes: ``AccumRecord`` rounds hold a list of checks."""
+    from mirage_bench.instruments.records import AccumRecord
+
+    legacy = accum_record("m", "a", [["x"], ["x", "y"], ["y"]])
+    current = AccumRecord.model_validate({**legacy, "stereotype_type": "neutral", "initial_memory": {}})
+    dumped = current.model_dump(mode="json")
+    dumped["rounds"][2]["contradictions"].append(
+        {"attribute": "pet", "contradicts": "has a dog", "previously_stored": True, "retracted": False}
+    )
+    assert "contradiction" not in dumped["rounds"][2]
+    _, _, checks, _ = accum_frames([dumped])
+    assert checks.attribute.tolist() == ["city", "pet"]
+    assert checks.retracted.tolist() == [True, False]
+    report = accumulation_report([dumped]).iloc[0]
+    assert report.n_stored == 2 and report.retraction_rate == 0.5

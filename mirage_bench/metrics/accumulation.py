@@ -164,8 +164,10 @@ def accum_frames(records: Iterable[Mapping[str, Any]]) -> tuple[pd.DataFrame, pd
                 counts.append({**key, "n_attributes": len(inferred)})
             else:
                 counts.append({**key, "n_attributes": int(rnd.get("n_inferred", 0))})
-            check = rnd.get("contradiction")
-            if check:
+            # current records hold a list; records written before several-per-round hold one dict
+            legacy = [rnd["contradiction"]] if rnd.get("contradiction") else []
+            planted = rnd.get("contradictions") or legacy
+            for check in planted:
                 checks.append({**key, "attribute": check.get("attribute"),
                                "contradicts": check.get("contradicts"),
                                "previously_stored": bool(check.get("previously_stored")),
