@@ -333,3 +333,25 @@ def test_http_run_closes_its_connections_before_the_loop_ends(tmp_path: Path) ->
     assert n_requests >= 6  # 2 x (task + self-audit + judge): the run really went over HTTP
     assert "Event loop is closed" not in result.stderr
     assert "unclosed" not in result.stderr, result.stderr
+
+
+def test_cli_timeout_and_rate_limits_reach_the_client_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--timeout/--rpm/--tpm`` become ClientConfig settings (operational: never in the cache key)."""
+    from typer.testing import CliRunner
+
+    from mirage_bench.cli import app
+    from mirage_bench.client import ClientConfig
+    from mirage_bench.instruments import launch
+
+    seen: dict[str, object] = {}
+
+    def fake_start(**kwargs: object) -> tuple[Path, dict[str, object]]:
+        seen.update(kwargs)
+        return Path("runs/x"), {}
+
+    monkeypatch.setattr(launch, "start_run", fake_start)
+    result = CliRunner().invoke(app, ["run", "--model", "scripted", "--stages", "task", "--timeout", "300",
+                                      "--rpm", "60", "--tpm", "90000", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    config = ClientConfig(**{"concurrency": 8, **seen["client_options"]})  # type: ignore[dict-item]
+    assert (config.timeout_s, config.requests_per_minute, config.tokens_per_minute) == (300, 60, 90000)

@@ -26,6 +26,20 @@ JudgePrice = Annotated[
     str | None, typer.Option("--judge-price", help="IN,OUT USD per 1M tokens, for the cost estimate.")
 ]
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+Timeout = Annotated[
+    float, typer.Option("--timeout", min=1, help="Seconds before one call times out (then retried).")
+]
+RequestsPerMinute = Annotated[
+    float | None, typer.Option("--rpm", min=1, help="Rate limit: requests per minute per backend.")
+]
+TokensPerMinute = Annotated[
+    float | None, typer.Option("--tpm", min=1, help="Rate limit: tokens per minute per backend.")
+]
+
+
+def _client_options(timeout: float, rpm: float | None, tpm: float | None) -> dict[str, Any]:
+    """Operational client settings (never part of the cache key or the manifest)."""
+    return {"timeout_s": timeout, "requests_per_minute": rpm, "tokens_per_minute": tpm}
 
 
 def _price(text: str | None) -> tuple[float, float] | None:
@@ -86,6 +100,9 @@ def run_command(
     ),
     judge_price: JudgePrice = None,
     progress: ShowProgress = True,
+    timeout: Timeout = 120.0,
+    rpm: RequestsPerMinute = None,
+    tpm: TokensPerMinute = None,
 ) -> None:
     """Run the benchmark for one model (resumable: re-run with the same arguments to continue)."""
     from mirage_bench.instruments.launch import start_run
@@ -110,6 +127,7 @@ def run_command(
         model_price=_price(model_price),
         judge_price=_price(judge_price),
         progress=progress,
+        client_options=_client_options(timeout, rpm, tpm),
     )
 
 
@@ -131,6 +149,9 @@ def judge_command(
     cache: CachePath = None,
     judge_price: JudgePrice = None,
     progress: ShowProgress = True,
+    timeout: Timeout = 120.0,
+    rpm: RequestsPerMinute = None,
+    tpm: TokensPerMinute = None,
 ) -> None:
     """Judge responses produced elsewhere (a leaderboard submission) into a run directory."""
     from mirage_bench.instruments.launch import judge_file
@@ -149,6 +170,7 @@ def judge_command(
         cache_path=cache,
         judge_price=_price(judge_price),
         progress=progress,
+        client_options=_client_options(timeout, rpm, tpm),
     )
 
 
