@@ -77,7 +77,7 @@ def load_run(path: str | Path) -> RunInput:
         claims = pd.DataFrame(columns=list(CLAIM_COLUMNS))
     claims["smoke_test"] = claims["smoke_test"].astype(bool) | smoke
     claims.insert(0, "run_id", manifest["run_id"])
-    rows = []
+    rows: dict[tuple[str, ...], dict[str, object]] = {}
     responses_path = run_dir / "responses.jsonl"
     if responses_path.exists():
         for number, line in enumerate(responses_path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -88,7 +88,9 @@ def load_run(path: str | Path) -> RunInput:
             except ValueError as exc:
                 raise BuildError(f"{responses_path}:{number}: {exc}") from exc
             audit = record.self_audit
-            rows.append(
+            # an uncompacted (interrupted, resumed) run appends retries: the last record per key wins,
+            # as in RunDir.read, so a retried response is neither duplicated nor double-counted
+            rows[record.key()] = (
                 {
                     "run_id": manifest["run_id"],
                     "model": record.model,
@@ -108,7 +110,7 @@ def load_run(path: str | Path) -> RunInput:
                     "smoke_test": bool(record.smoke_test or smoke),
                 }
             )
-    responses = pd.DataFrame(rows, columns=list(config_features("responses")))
+    responses = pd.DataFrame(list(rows.values()), columns=list(config_features("responses")))
     return RunInput(
         run_dir, manifest["run_id"], manifest["model"], manifest.get("judge"), smoke, claims, responses
     )
@@ -200,6 +202,17 @@ def _measured_rows(runs: Sequence[RunInput]) -> list[dict[str, object]]:
     if claims is None or claims.empty:
         return []
     responses = pd.concat([run.responses for run in runs], ignore_index=True)
+    instance = ["model", "judge", "persona_id", "task_id"]
+    judged = claims[["run_id", *instance]].drop_duplicates()
+    twice = judged[judged.duplicated(instance, keep=False)]
+    if len(twice):
+        first = twice.iloc[0]
+        raise BuildError(
+            f"{twice[instance].drop_duplicates().shape[0]} persona x task instance(s) judged in more "
+            f"than one run for the same model and judge (e.g. {first.model} / {first.judge} / "
+            f"{first.persona_id} / {first.task_id} in runs {sorted(twice.run_id.unique())}): their "
+            "claims would be counted twice in the leaderboard row; pass each instance's run once"
+        )
     rows = []
     for (model, judge), group in claims.groupby(["model", "judge"], sort=True):
         labels = group["label"].astype(str)

@@ -251,3 +251,52 @@ def test_config_docs_cover_every_feature() -> None:
 def test_dataset_builder_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"dataset_builder.{module}"))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_resumed_run_keeps_last_response_per_key(tmp_path: Path) -> None:
+    """An uncompacted run holds a failed record then its retry: one response row, retry's audit only."""
+    from dataset_builder.sources import leaderboard_config, load_run
+
+    run = tmp_path / "run"
+    shutil.copytree(FIX / "fixture_run_a", run)
+    lines = (run / "responses.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    failed = {**first, "status": "failed", "response": None, "error": "timeout",
+              "self_audit": {**first["self_audit"], "claims": [
+                  {"claim": "stale", "category": "FABRICATED", "reasoning": ""}] * 5}}
+    (run / "responses.jsonl").write_text("\n".join([json.dumps(failed), *lines]) + "\n", encoding="utf-8")
+    loaded = load_run(run)
+    original = load_run(FIX / "fixture_run_a")
+    assert len(loaded.responses) == len(original.responses)
+    row = loaded.responses[(loaded.responses.persona_id == first["persona_id"])
+                           & (loaded.responses.task_id == first["task_id"])]
+    assert row["status"].tolist() == ["ok"]
+    measured = leaderboard_config([loaded], include_reported=False).splits["train"]
+    expected = leaderboard_config([original], include_reported=False).splits["train"]
+    assert measured["self_oi_pct"].tolist() == expected["self_oi_pct"].tolist()
+
+
+def test_same_instances_judged_in_two_runs_are_refused(tmp_path: Path) -> None:
+    """Two runs judging the same persona x task with the same model and judge would double its claims."""
+    from dataset_builder.sources import leaderboard_config, load_run
+
+    copy = tmp_path / "run_copy"
+    shutil.copytree(FIX / "fixture_run_a", copy)
+    manifest = json.loads((copy / "manifest.json").read_text(encoding="utf-8"))
+    manifest["run_id"] = "fixture_run_a-0002"
+    (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    runs = [load_run(FIX / "fixture_run_a"), load_run(copy)]
+    with pytest.raises(BuildError, match="judged in more than one run"):
+        leaderboard_config(runs, include_reported=False)
+    with pytest.raises(BuildError, match="counted twice"):
+        build_dataset(tmp_path / "out", runs=[FIX / "fixture_run_a", copy])
+    # disjoint runs of one model and judge are pooled into one row
+    half = tmp_path / "run_half"
+    shutil.copytree(copy, half)
+    claims = pd.read_parquet(half / "claims.parquet")
+    keep = claims.persona_id == claims.persona_id.iloc[0]
+    claims[keep].to_parquet(half / "claims.parquet")
+    rest = load_run(FIX / "fixture_run_a")
+    rest.claims = rest.claims[rest.claims.persona_id != claims.persona_id.iloc[0]]
+    row = leaderboard_config([rest, load_run(half)], include_reported=False).splits["train"]
+    assert row["claims"].tolist() == [len(claims)]

@@ -147,3 +147,25 @@ async def test_judge_responses_accepts_dicts_and_skips_failed() -> None:
             client,
             judge_name="j",
         )
+
+
+def test_probe_summary_counts_probes_the_judge_failed_on() -> None:
+    """A probe whose judgment failed is left out of the probe rates and counted, not silently lost."""
+    from mirage_bench.instruments.records import JudgedClaim, Judgment, ProbeItem, ProbeRecord
+    from mirage_bench.instruments.summary import summarize
+
+    item = [ProbeItem(claim="Owns a cat", type="directly_stated")]
+    claim = JudgedClaim(claim="Owns a cat", label="FABRICATED", accuracy="INCORRECT", reasoning="")
+    probes = [
+        ProbeRecord(model="m", persona_id="seed_001", stereotype_type="neutral", status="ok", inferences=item,
+                    judgment=Judgment(status="ok", claims=[claim])),
+        ProbeRecord(model="m", persona_id="seed_002", stereotype_type="neutral", status="ok", inferences=item,
+                    judgment=Judgment(status="parse_failure", error="not valid JSON")),
+        ProbeRecord(model="m", persona_id="seed_003", stereotype_type="neutral", status="ok", inferences=item,
+                    judgment=Judgment(status="call_failure", error="timeout")),
+        ProbeRecord(model="m", persona_id="seed_004", stereotype_type="neutral", status="parse_failure"),
+    ]
+    probe = summarize([], [], probes, model="m", judge="j", smoke_test=False)["probe"]
+    assert probe["n_judged_claims"] == 1 and probe["incorrect_rate"] == 1.0
+    assert probe["parse_failures"] == 1
+    assert probe["judge_parse_failures"] == 1 and probe["judge_call_failures"] == 1

@@ -355,3 +355,43 @@ def test_cli_timeout_and_rate_limits_reach_the_client_config(monkeypatch: pytest
     assert result.exit_code == 0, result.output
     config = ClientConfig(**{"concurrency": 8, **seen["client_options"]})  # type: ignore[dict-item]
     assert (config.timeout_s, config.requests_per_minute, config.tokens_per_minute) == (300, 60, 90000)
+
+
+def test_self_audit_object_with_a_misspelled_key_is_refused(tmp_path: Path) -> None:
+    """``{"claimz": [...]}`` must not become an "ok" self-audit with its claims silently dropped."""
+    from mirage_bench.instruments.launch import read_responses_file
+
+    claim = {"claim": "x", "category": "FABRICATED", "reasoning": ""}
+    rows = [
+        {"persona_id": "seed_001", "task_id": "apartment", "response": "a",
+         "self_audit": {"claims": [claim]}},
+        {"persona_id": "seed_002", "task_id": "apartment", "response": "b",
+         "self_audit": {"claimz": [claim]}},
+        {"persona_id": "seed_003", "task_id": "apartment", "response": "c",
+         "self_audit": {"claims": [claim], "extra": [claim]}},
+    ]
+    with pytest.raises(ValueError) as info:
+        read_responses_file(_write_responses(tmp_path / "sub.jsonl", rows))
+    message = str(info.value)
+    assert "2 invalid line(s)" in message
+    assert "line 2: self_audit" in message and "line 3: self_audit" in message
+    good = read_responses_file(_write_responses(tmp_path / "good.jsonl", rows[:1]))
+    assert good[0].self_audit.status == "ok" and good[0].self_audit.n_claims == 1
+
+
+def test_store_keeps_a_whole_last_record_without_newline_and_drops_a_torn_one(tmp_path: Path) -> None:
+    """Opening a store (``report`` does) must not delete a valid last record that lacks its newline."""
+    path = tmp_path / "responses.jsonl"
+    records = [
+        ResponseRecord(model="m", persona_id=f"seed_00{i}", stereotype_type="neutral", task_id="apartment",
+                       status="ok", response=f"r{i}")
+        for i in (1, 2)
+    ]
+    path.write_text(records[0].model_dump_json() + "\n" + records[1].model_dump_json(), encoding="utf-8")
+    keys = sorted(JsonlStore(path, ResponseRecord).read())
+    assert keys == [("seed_001", "apartment"), ("seed_002", "apartment")]
+    assert path.read_text(encoding="utf-8").endswith("\n") and path.read_text().count("\n") == 2
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(records[0].model_dump_json()[:-5])  # torn: a kill mid-write
+    assert len(JsonlStore(path, ResponseRecord).read()) == 2
+    assert path.read_text(encoding="utf-8").count("\n") == 2 and path.read_text().endswith("\n")

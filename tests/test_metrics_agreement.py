@@ -129,3 +129,14 @@ def test_stratified_sample_clear_errors_and_lenient_mode() -> None:
     assert any("INFERRED_STEREOTYPE" in s for s in lenient.attrs["shortfalls"])
     with pytest.raises(ValueError, match="lacks column"):
         stratified_validation_sample(claims.drop(columns="task_id"))
+
+
+def test_stratified_sample_constraints_overlap_within_one_claim() -> None:
+    """8 models + 5 tasks + 20 personas fit in 25 claims: one claim adds a model, task and persona."""
+    claims = synthetic_judged_claims()
+    sample = stratified_validation_sample(claims, per_class=25)
+    assert len(sample) == 100
+    for _, part in sample.groupby("label"):
+        assert part.model.nunique() >= 8 and part.task_id.nunique() >= 5 and part.persona_id.nunique() >= 20
+    with pytest.raises(ValueError, match="per_class is too small"):
+        stratified_validation_sample(claims, per_class=19)

@@ -184,11 +184,17 @@ def read_responses_file(path: str | Path, model: str | None = None) -> list[Resp
         if key in seen:
             problems.append(f"line {number}: duplicate of line {seen[key]} ({key[0]}, {key[1]})")
             continue
+        if isinstance(row.self_audit, dict) and set(row.self_audit) != {"claims"}:
+            problems.append(
+                f"line {number}: self_audit as an object must hold exactly one key, 'claims' "
+                f"(got {sorted(row.self_audit)})"
+            )
+            continue
         seen[key] = number
         name = model or row.model or path.stem
         audit = SelfAudit(status="absent")
         if row.self_audit is not None:
-            claims = row.self_audit if isinstance(row.self_audit, list) else row.self_audit.get("claims", [])
+            claims = row.self_audit if isinstance(row.self_audit, list) else row.self_audit["claims"]
             converted = [SelfAuditClaim(**c.model_dump()) for c in claims]
             audit = SelfAudit(
                 status="ok",

@@ -207,7 +207,8 @@ R = TypeVar("R", bound=_Record)
 class JsonlStore:
     """Append-only JSONL file of one record type; each append is a single ``write`` + ``fsync``.
 
-    Opening the store drops a torn last line (a crash mid-write), so a record is whole or absent.
+    Opening the store drops a torn last line (a crash mid-write), so a record is whole or absent; a
+    last line that is a whole, valid record without its newline only gets the newline.
     """
 
     def __init__(self, path: Path, model: type[R]) -> None:
@@ -222,8 +223,18 @@ class JsonlStore:
         if not data or data.endswith(b"\n"):
             return
         cut = data.rfind(b"\n") + 1
+        try:  # a whole record merely missing its newline (a hand-edited file) is kept, not dropped
+            self.model.model_validate_json(data[cut:])
+        except ValueError:
+            torn = True
+        else:
+            torn = False
         with open(self.path, "r+b") as fh:
-            fh.truncate(cut)
+            if torn:
+                fh.truncate(cut)
+            else:
+                fh.seek(0, os.SEEK_END)
+                fh.write(b"\n")
             fh.flush()
             os.fsync(fh.fileno())
 

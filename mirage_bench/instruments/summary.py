@@ -95,6 +95,11 @@ def summarize(
             "n_personas": len(probes),
             "parse_failures": sum(p.status == "parse_failure" for p in probes),
             "call_failures": sum(p.status == "call_failure" for p in probes),
+            # probes whose inferences the judge could not label: left out of the rates, counted here
+            "judge_parse_failures": sum(p.judgment is not None and p.judgment.status == "parse_failure"
+                                        for p in probes),
+            "judge_call_failures": sum(p.judgment is not None and p.judgment.status == "call_failure"
+                                       for p in probes),
             "n_inferences": sum(len(p.inferences) for p in probes),
             "n_judged_claims": len(claims),
             "incorrect_rate": (sum(str(c.accuracy) == "INCORRECT" for c in claims) / len(claims))
@@ -197,7 +202,9 @@ def render_report(summary: dict[str, Any], console: Any = None) -> None:
         p = summary["probe"]
         console.print(
             f"Probe: {p['n_personas']} personas, {p['n_judged_claims']} judged claims, "
-            f"incorrect rate {_pct(p['incorrect_rate'])}%"
+            f"incorrect rate {_pct(p['incorrect_rate'])}% (excluded: {p['parse_failures']} probe parse, "
+            f"{p['call_failures']} probe call, {p.get('judge_parse_failures', 0)} judge parse, "
+            f"{p.get('judge_call_failures', 0)} judge call failures)"
         )
     for cond, a in summary.get("accum", {}).items():
         acc = a["accumulation_rate"]

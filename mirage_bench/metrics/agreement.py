@@ -158,7 +158,8 @@ def stratified_validation_sample(
     missing = [c for c in required if c not in claims.columns]
     if missing:
         raise ValueError(f"claims table lacks column(s) {missing}")
-    if min_models + min_tasks + min_personas > per_class and strict:
+    # one claim can add a model, a task and a persona at once: the bound is the largest minimum
+    if max(min_models, min_tasks, min_personas) > per_class and strict:
         raise ValueError("per_class is too small to hold the diversity constraints")
     rng = np.random.default_rng(seed)
     codes = encode_labels(claims[label_column])
