@@ -42,9 +42,22 @@ def judged_run_dirs(store_root: Path | None, run_dirs: Iterable[Path] = ()) -> l
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file, skipping a line that does not parse: the worker appends to
+    ``judgments.jsonl`` while the Space reads it, so the last line may be half-written (the worker
+    judges that response again; this read-only view just shows it later)."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
 
 
 def judged_responses(

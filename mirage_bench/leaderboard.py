@@ -11,6 +11,7 @@ shows one judge at a time and hides smoke-test rows unless asked.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,8 @@ COLUMN_GROUPS: dict[str, tuple[str, ...]] = {
     "Submission": ("submitted", "smoke_test"),
 }
 DEFAULT_GROUPS: tuple[str, ...] = ("Composition", "Self-monitoring")
+
+log = logging.getLogger(__name__)
 
 def pattern_for(gap_pp: float | None) -> str:
     """Table 2's Under / Calib. / Over pattern for a gap Δ = Judge − Self OI (pp); ``""`` without one.
@@ -168,7 +171,11 @@ def write_row(path: Path, row: dict[str, Any]) -> None:
 
 
 def load_board(store_root: Path | None = None, run_dirs: Iterable[Path] = ()) -> pd.DataFrame:
-    """The full board: reported rows, then measured rows from the store's results and ``run_dirs``."""
+    """The full board: reported rows, then measured rows from the store's results and ``run_dirs``.
+
+    A stored row file that cannot be read is left on disk, logged as a warning naming it, and kept
+    off the board.
+    """
     from mirage_bench.reported import reported_leaderboard
 
     reported = reported_leaderboard().copy()
@@ -180,7 +187,8 @@ def load_board(store_root: Path | None = None, run_dirs: Iterable[Path] = ()) ->
         for path in sorted((Path(store_root) / "results").glob("*/leaderboard_row.json")):
             try:
                 rows.append(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
+            except (OSError, ValueError) as exc:
+                log.warning("leaderboard row %s is unreadable and is not shown: %s", path, exc)
                 continue
     for run_dir in run_dirs:
         rows.append(row_from_run_dir(Path(run_dir)))

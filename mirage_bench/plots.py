@@ -137,10 +137,13 @@ def stereotype_gap(board: pd.DataFrame) -> Any:
     return fig
 
 
-def accum_curves(store_root: Path | None, run_dirs: Iterable[Path] = ()) -> pd.DataFrame:
+def accum_curves(
+    store_root: Path | None, run_dirs: Iterable[Path] = (), *, include_smoke: bool = False
+) -> pd.DataFrame:
     """Per (model, persona, round) inferred attributes in memory (``n_inferred`` of ``accum.jsonl``).
 
-    Only the main (retention-biased) condition; the prune-permitting control is skipped.
+    Only the main (retention-biased) condition; the prune-permitting control is skipped, and so are
+    records of a smoke-test model (``smoke_test``) unless ``include_smoke``.
     """
     rows = []
     dirs = list(run_dirs)
@@ -156,6 +159,8 @@ def accum_curves(store_root: Path | None, run_dirs: Iterable[Path] = ()) -> pd.D
             rec = json.loads(line)
             if "prune" in str(rec.get("condition", "")):
                 continue  # the prune-permitting control is a different experiment
+            if rec.get("smoke_test") and not include_smoke:
+                continue  # a smoke-test model's curve is not a measurement
             for rnd in rec.get("rounds") or []:
                 if rnd.get("status", "ok") != "ok":
                     continue
@@ -193,14 +198,24 @@ def accum_growth(curves: pd.DataFrame) -> Any:
 
 
 def reward_summary(path: Path) -> tuple[str, Any]:
-    """Markdown summary and selective-accuracy curve of one scored pair set (JSONL)."""
-    from mirage_bench.metrics.reward import reward_accuracy
+    """Markdown summary and selective-accuracy curve of one scored pair set (JSONL).
 
-    rows = [json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+    A file that is not a valid scored pair set gets a message naming the bad line (no figure); a set
+    named ``smoke_*`` or ``*synthetic_*`` (see :func:`mirage_bench.reward.evaluation.write_scored_sets`)
+    opens with a banner saying that its numbers are not results.
+    """
+    from mirage_bench.metrics.reward import reward_accuracy
+    from mirage_bench.reward.data import DataError, ScoredPair, read_jsonl
+
+    name = Path(path).name
+    try:
+        rows = read_jsonl(path, ScoredPair)
+    except DataError as exc:
+        return f"`{name}` is not a valid scored pair set: {exc}", None
     if not rows:
-        return f"`{Path(path).name}` holds no pairs.", None
-    p = np.array([float(r["p_memory"]) for r in rows])
-    y = np.array([int(r["human_prefers_memory"]) for r in rows])
+        return f"`{name}` holds no pairs.", None
+    p = np.array([r.p_memory for r in rows], dtype=float)
+    y = np.array([int(r.human_prefers_memory) for r in rows])
     result = reward_accuracy(p, y)
     selective = result["selective_accuracy"]
     fig, ax = _figure(5.5, 3.5)
@@ -211,8 +226,14 @@ def reward_summary(path: Path) -> tuple[str, Any]:
     ax.set_ylabel("Accuracy %")
     ax.set_title("Selective accuracy")
     ax.legend()
-    md = (
-        f"**{Path(path).name}**: {len(rows)} pairs · accuracy {100 * result['accuracy']:.1f}% · majority "
+    banner = ""
+    if name.startswith("smoke_") or "synthetic_" in name:
+        banner = (
+            "**SMOKE TEST / SYNTHETIC set: these numbers only show that the pipeline runs; they are not "
+            "results about any model or people.**\n\n"
+        )
+    md = banner + (
+        f"**{name}**: {len(rows)} pairs · accuracy {100 * result['accuracy']:.1f}% · majority "
         f"baseline {100 * result['majority_baseline']:.1f}% · "
         f"picks memory {100 * result['memory_selection_rate']:.1f}%"
         f" vs humans {100 * result['human_memory_rate']:.1f}% (measured from this file)"

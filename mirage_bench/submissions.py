@@ -17,6 +17,7 @@ annotators) at the same moment lose nothing.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tempfile
@@ -41,6 +42,8 @@ from mirage_bench.submission_checks import (
     validate_responses_bytes,
 )
 from mirage_bench.types import SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
 
 
 class Status(StrEnum):
@@ -157,12 +160,14 @@ class SubmissionStore:
 
     # -- requests ----------------------------------------------------------------------------
     def list_requests(self) -> list[SubmissionRequest]:
-        """Every request, oldest first."""
+        """Every request, oldest first. An unreadable request file is left on disk and logged as a
+        warning naming it (it is not queued until fixed)."""
         out = []
         for path in (self.root / "requests").glob("*.json"):
             try:
                 out.append(SubmissionRequest.model_validate_json(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
+            except (OSError, ValueError) as exc:
+                log.warning("submission request %s is unreadable and is skipped: %s", path, exc)
                 continue
         return sorted(out, key=lambda r: (r.submitted_at, r.submission_id))
 

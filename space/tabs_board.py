@@ -168,7 +168,7 @@ def plots_tab(ctx: Context) -> None:
             plots.imagination_gradient(view),
             fig_inv,
             plots.stereotype_gap(view),
-            plots.accum_growth(plots.accum_curves(ctx.store.root, ctx.run_dirs)),
+            plots.accum_growth(plots.accum_curves(ctx.store.root, ctx.run_dirs, include_smoke=smoke_v)),
         )
 
     first = render(choices[0] if choices else None, False)

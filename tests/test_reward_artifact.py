@@ -79,8 +79,11 @@ def test_bad_artifacts_get_clear_errors(trained, tmp_path):
         model.predict_proba(np.zeros((2, 3)))
 
 
-def test_judge_failures_are_imputed_and_flagged_never_invented(trained):
+def test_judge_failures_are_recorded_failures_never_invented(trained):
     model, pairs, _ = trained
     broken = synthetic_client(fault_rate=1.0, fault_kinds=("malformed_json",))
     scores = asyncio.run(model.score_pairs(pairs[:3], broken))
     assert all(s.details["imputed_features"] for s in scores)
+    # no rubric score at all: the pair is a failure with its reason, not a score from training medians
+    assert all(s.p_memory is None and s.error.startswith("rubric scoring failed: ") for s in scores)
+    assert all("parse_failure" in s.error for s in scores)

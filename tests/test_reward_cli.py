@@ -90,7 +90,7 @@ def test_train_score_evaluate_cycle(tmp_path):
         ]
     )
     assert "direct_judge_vote" in out and "order_agreement" in out and "majority (always" in out
-    row = json.loads((store / "synthetic_memory_aware_rm.jsonl").read_text().splitlines()[0])
+    row = json.loads((store / "smoke_synthetic_memory_aware_rm.jsonl").read_text().splitlines()[0])
     assert set(row) >= {"pair_id", "generator", "p_memory", "human_prefers_memory", "strength"}
     assert row["strength"] == "much"
 
@@ -117,3 +117,23 @@ def test_synthetic_fixture_command(tmp_path):
     )
     first = json.loads((tmp_path / "synthetic_pairs.jsonl").read_text().splitlines()[0])
     assert first["source"] == "synthetic"
+
+
+def test_scripted_synthetic_judge_is_flagged_smoke_even_on_non_synthetic_pairs(tmp_path):
+    """The ``synthetic`` scripted test double must never yield scores that pass for results."""
+    from mirage_bench.reward.data import load_pairs, write_jsonl
+
+    fixture = load_pairs(FIX / "synthetic_pairs.jsonl")
+    pairs = [p.model_copy(update={"source": "dataset:real"}) for p in fixture]
+    data = write_jsonl(tmp_path / "pairs.jsonl", pairs)
+    result = runner.invoke(app, ["reward", "score", "--pairs", str(data), "--method", "direct-judge",
+                                 "--judge", "synthetic", "--out", str(tmp_path / "s.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "SMOKE TEST" in result.output
+    scored = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert scored and all(r["details"].get("smoke_test") is True for r in scored)
+    out = _ok(["reward", "evaluate", "--pairs", str(data), "--scores", str(tmp_path / "s.jsonl"),
+               "--out-dir", str(tmp_path / "store")])
+    assert out.startswith("SMOKE TEST")
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == [
+        "smoke_direct_judge_single.jsonl", "smoke_direct_judge_vote.jsonl"]

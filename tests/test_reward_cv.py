@@ -170,3 +170,33 @@ def test_pipeline_fits_standardization_on_training_rows_only():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     pipe = make_pipeline(1.0).fit(X[:2], [0, 1])
     assert pipe.named_steps["scale"].mean_.tolist() == [0.5]
+
+
+class _NoMemoryInFirstFold:
+    """Wraps fixed features; the first outer fold of each shuffle has no memory block (a failed rubric)."""
+
+    def __init__(self, feats: FeatureSet) -> None:
+        self.feats = feats
+
+    async def fold_features(self, train, test, *, seed):  # noqa: ANN001, ANN201
+        if seed % 10 == 0:
+            f = self.feats
+            return FeatureSet(f.pair_ids, f.X, f.names, [], f.response_columns, rubric_error="failed"), None
+        return self.feats, None
+
+
+def test_a_pair_without_any_held_out_prediction_is_a_recorded_failure(pairs) -> None:
+    feats = asyncio.run(build_features(None, None, pairs))
+    feats = FeatureSet(feats.pair_ids, feats.X, feats.names, [0], feats.response_columns)
+    res = asyncio.run(
+        cross_validate(pairs, _NoMemoryInFirstFold(feats), n_shuffles=1, inner_splits=2, seed=0,
+                       blocks=("memory", "response"))
+    )
+    memory = res.scores["memory_aware_rm_memory_only"]
+    first_test = set(res.folds[0].test_participants)
+    held = [(r, p.participant_id in first_test) for r, p in zip(memory, pairs, strict=True)]
+    missing = [r for r, in_first in held if in_first]
+    assert missing
+    assert all(r.p_memory is None and "no held-out prediction" in (r.error or "") for r in missing)
+    assert all(r.p_memory is not None for r, in_first in held if not in_first)
+    assert all(r.p_memory is not None for r in res.scores["memory_aware_rm_response_only"])

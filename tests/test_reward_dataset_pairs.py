@@ -158,7 +158,7 @@ def test_train_evaluate_and_score_from_the_built_dataset(built: Path, tmp_path: 
     ])
     assert result.exit_code == 0, result.output
     assert "memory_aware_rm" in result.output
-    assert (tmp_path / "store" / "synthetic_memory_aware_rm.jsonl").exists()
+    assert (tmp_path / "store" / "smoke_synthetic_memory_aware_rm.jsonl").exists()
     test_shard = sorted((built / "data" / "preference_pairs").glob("test-*.parquet"))[0]
     result = runner.invoke(app, [
         "reward", "score", "--pairs", str(test_shard), "--method", "model", "--model", str(model),

@@ -51,6 +51,19 @@ def _board(tmp_path: Path) -> pd.DataFrame:
     return lb.load_board(tmp_path)
 
 
+def test_an_unreadable_row_file_is_logged_not_silently_dropped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _board(tmp_path)
+    torn = tmp_path / "results" / "m_torn" / "leaderboard_row.json"
+    torn.parent.mkdir(parents=True)
+    torn.write_text('{"model": "m/torn", "oi_pct"')
+    with caplog.at_level("WARNING", logger="mirage_bench.leaderboard"):
+        board = lb.load_board(tmp_path)
+    assert "m/real" in set(board["model"]) and "m/torn" not in set(board["model"])
+    assert torn.exists() and str(torn) in caplog.text and "not shown" in caplog.text
+
+
 def test_reported_rows_seed_the_board_under_the_paper_judge(tmp_path: Path) -> None:
     board = lb.load_board(tmp_path)
     assert len(board) == 12 and set(board["source"]) == {"reported"}
@@ -141,6 +154,10 @@ def test_browse_reads_judged_run_dirs(tmp_path: Path) -> None:
     html = browse.render_judged(browse.judged_responses(dirs, "apartment"))
     assert "<b>" not in html and "&lt;b&gt;climbing" in html and "nothing said" in html
     assert browse.judged_responses(dirs, "rec_letter") == []
+    # a submission being judged: the worker's last line may be half-written when the Space reads it
+    with (run / "judgments.jsonl").open("a") as fh:
+        fh.write('{"model": "m", "judge": "j", "persona_id": "seed_002", "task_id": "apart')
+    assert len(browse.judged_responses(dirs, "apartment")) == 1 and browse.models_in(dirs) == ["m"]
 
 
 def test_reward_summary_from_a_scored_pair_set(tmp_path: Path) -> None:
@@ -148,12 +165,30 @@ def test_reward_summary_from_a_scored_pair_set(tmp_path: Path) -> None:
 
     path = tmp_path / "set.jsonl"
     rows = [
-        {"pair_id": str(i), "generator": "g", "p_memory": p, "human_prefers_memory": y, "strength": 1}
-        for i, (p, y) in enumerate([(0.9, 1), (0.8, 1), (0.2, 0), (0.6, 0)])
+        {"pair_id": str(i), "generator": "g", "p_memory": p, "human_prefers_memory": y, "strength": "much"}
+        for i, (p, y) in enumerate([(0.9, True), (0.8, True), (0.2, False), (0.6, False)])
     ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     text, fig = plots.reward_summary(path)
-    assert "accuracy 75.0%" in text and fig is not None
+    assert "accuracy 75.0%" in text and fig is not None and "SMOKE TEST" not in text
+    smoke = tmp_path / "smoke_synthetic_direct_judge_vote.jsonl"
+    smoke.write_text(path.read_text())
+    text, fig = plots.reward_summary(smoke)
+    assert text.startswith("**SMOKE TEST / SYNTHETIC set") and "accuracy 75.0%" in text
+
+
+def test_reward_summary_of_a_bad_file_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    from mirage_bench import plots
+
+    path = tmp_path / "set.jsonl"
+    good = {"pair_id": "a", "generator": "g", "p_memory": 0.7, "human_prefers_memory": True}
+    good["strength"] = "much"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "pair_id": "b", "p_memory": None}) + "\n")
+    text, fig = plots.reward_summary(path)
+    assert fig is None and "is not a valid scored pair set" in text and "set.jsonl:2" in text
+    path.write_text("{not json\n")
+    text, fig = plots.reward_summary(path)
+    assert fig is None and "set.jsonl:1" in text
 
 
 def test_annotate_sample_command_writes_a_blind_sample(tmp_path: Path) -> None:
@@ -207,9 +242,54 @@ def test_annotate_sample_command_writes_a_blind_sample(tmp_path: Path) -> None:
     assert {s["judge_label"] for s in sample} == set(labels)
     again = CliRunner().invoke(app, args)
     assert again.exit_code != 0 and "--force" in again.output
+    assert "smoke-test" not in result.output
+    # claims_from_runs keeps smoke-test claims when nothing else is there: the command must say so
+    pd.DataFrame([{**r, "smoke_test": True} for r in rows]).to_parquet(run / "claims.parquet")
+    smoke = CliRunner().invoke(app, [*args, "--force"])
+    assert smoke.exit_code == 0, smoke.output
+    assert "WARNING: these claims come only from smoke-test runs" in smoke.output
 
 
 @pytest.mark.parametrize("command", ["space", "worker", "annotate-sample"])
 def test_commands_have_help(command: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"])
     assert result.exit_code == 0 and "--store" in result.output
+
+
+def test_accum_curves_skip_smoke_test_records_unless_asked(tmp_path: Path) -> None:
+    from mirage_bench import plots
+
+    run = tmp_path / "run"
+    run.mkdir()
+    rounds = [{"round": r, "status": "ok", "n_stored": 5 + r, "n_inferred": r} for r in (1, 2)]
+    base = {"persona_id": "p1", "stereotype_type": "neutral", "condition": "accum_update", "status": "ok",
+            "initial_memory": {}, "rounds": rounds}
+    records = [
+        {**base, "model": "m/real", "smoke_test": False},
+        {**base, "model": "local", "smoke_test": True},
+        {**base, "model": "m/real", "condition": "accum_update_prune_control", "smoke_test": False},
+    ]
+    (run / "accum.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    curves = plots.accum_curves(None, [run])
+    assert set(curves["model"]) == {"m/real"} and list(curves["attributes"]) == [1.0, 2.0]
+    assert set(plots.accum_curves(None, [run], include_smoke=True)["model"]) == {"m/real", "local"}
+
+
+def test_space_command_refuses_a_run_dir_that_cannot_make_a_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import space.app
+
+    launched: list[object] = []
+    monkeypatch.setattr(space.app, "launch", lambda config, **kw: launched.append(config))
+    empty = tmp_path / "empty_run"
+    empty.mkdir()
+    _claims("m/x", "j", ["GROUNDED"]).iloc[:0].to_parquet(empty / "claims.parquet")
+    result = CliRunner().invoke(app, ["space", "--runs", str(empty), "--no-worker"])
+    assert result.exit_code == 2 and "no judged claims" in result.output and not launched
+    good = tmp_path / "good_run"
+    good.mkdir()
+    _claims("m/x", "j", ["GROUNDED", "FABRICATED"]).to_parquet(good / "claims.parquet")
+    result = CliRunner().invoke(app, ["space", "--runs", str(good), "--no-worker"])
+    assert result.exit_code == 0, result.output
+    assert len(launched) == 1

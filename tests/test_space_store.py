@@ -176,3 +176,16 @@ def test_two_annotators_at_once_lose_nothing(tmp_path: Path) -> None:
     store.append_label("s", "ann1", {"item_id": "item-0", "human_label": "FABRICATED"})
     rows = store.read_labels("s", "ann1")
     assert len(rows) == 25 and rows[-1]["human_label"] == "FABRICATED"
+
+
+def test_an_unreadable_request_is_logged_not_silently_skipped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = SubmissionStore(tmp_path)
+    sid = store.submit_file(responses_bytes(), meta(), pairs=PAIRS).submission_id
+    bad = tmp_path / "requests" / "broken.json"
+    bad.write_text('{"submission_id": "broken"')
+    with caplog.at_level("WARNING", logger="mirage_bench.submissions"):
+        listed = store.list_requests()
+    assert [r.submission_id for r in listed] == [sid]
+    assert bad.exists() and str(bad) in caplog.text and "skipped" in caplog.text

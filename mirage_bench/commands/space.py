@@ -29,11 +29,16 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Serve the leaderboard Space (Gradio) with its in-process judging worker."""
+        from mirage_bench.leaderboard import row_from_run_dir
         from space.app import SpaceConfig, launch
 
         for run_dir in runs:
             if not (run_dir / "claims.parquet").exists():
                 raise typer.BadParameter(f"{run_dir} has no claims.parquet (not a judged run directory)")
+            try:  # the board is built from it on every page load: refuse it now, with the reason
+                row_from_run_dir(run_dir)
+            except (OSError, ValueError) as exc:
+                raise typer.BadParameter(f"{run_dir} cannot be shown on the leaderboard: {exc}") from None
         config = SpaceConfig(
             store_root=store,
             run_dirs=list(runs),
@@ -110,3 +115,9 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"{exc} (pass --lenient to take what there is)") from None
         save_sample(st, sid, items)
         typer.echo(f"wrote {len(items)} items to {st.sample_path(sid)}")
+        if "smoke_test" in claims and claims["smoke_test"].astype(bool).any():
+            typer.echo(
+                "WARNING: these claims come only from smoke-test runs (judge labels meaningless); "
+                "agreement measured on this sample is not a result about any judge.",
+                err=True,
+            )

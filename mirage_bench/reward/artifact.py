@@ -123,19 +123,35 @@ class TrainedRewardModel(BaseModel):
     async def score_pairs(
         self, pairs: Sequence[PreferencePair], client: Client | None, *, params: GenerateParams | None = None
     ) -> list[ScoreRecord]:
-        """Score new pairs: rubric judge (saved rubric) + deterministic features → probability."""
+        """Score new pairs: rubric judge (saved rubric) + deterministic features → probability.
+
+        A pair whose rubric scoring failed (the judge gave no score, so every rubric feature is
+        missing) is a recorded failure (``p_memory`` null, ``error`` set), not a prediction made
+        from the training medians.
+        """
         feats = await build_features(client, self.rubric, pairs, params=params)
         if feats.names != self.feature_names:
             raise ArtifactError("feature columns differ from the trained model's")
         probs = self.predict_proba(feats.X)
         failed = np.isnan(feats.X).any(axis=1)
         smoke = {"smoke_test": True} if self.smoke_test else {}
+        why: dict[str, list[str]] = {}
+        for err in feats.errors:
+            pid, _, msg = err.partition(": ")
+            why.setdefault(pid, []).append(msg)
         return [
             ScoreRecord(
                 pair_id=p.pair_id,
                 method=self.method,
                 p_memory=float(probs[i]),
-                details={"imputed_features": bool(failed[i]), **smoke},
+                details={"imputed_features": False, **smoke},
+            )
+            if not failed[i]
+            else ScoreRecord(
+                pair_id=p.pair_id,
+                method=self.method,
+                error="rubric scoring failed: " + ("; ".join(why.get(p.pair_id, [])) or "no scores"),
+                details={"imputed_features": True, **smoke},
             )
             for i, p in enumerate(pairs)
         ]

@@ -130,7 +130,8 @@ def open_client(spec: str, *, cache_path: str | Path | None = None, concurrency:
     """Build a :class:`~mirage_bench.client.Client` for backend ``spec`` with an optional sqlite cache.
 
     ``synthetic`` gives a scripted backend answering with
-    :func:`mirage_bench.reward.synthetic.synthetic_responder` (offline demos and tests only).
+    :func:`mirage_bench.reward.synthetic.synthetic_responder` (offline demos and tests only); it is
+    flagged as a smoke-test model, so its scores are never shown as results even on real pairs.
     """
     from mirage_bench.backends.registry import make_backend
     from mirage_bench.client import Client, ClientConfig, ResponseCache
@@ -139,7 +140,7 @@ def open_client(spec: str, *, cache_path: str | Path | None = None, concurrency:
         from mirage_bench.backends.scripted import ScriptedBackend
         from mirage_bench.reward.synthetic import synthetic_responder
 
-        backend = ScriptedBackend(synthetic_responder, name="scripted:synthetic")
+        backend = ScriptedBackend(synthetic_responder, name="scripted:synthetic", smoke_test=True)
     else:
         backend = make_backend(spec)
     cache = ResponseCache(Path(cache_path)) if cache_path else None

@@ -255,12 +255,22 @@ async def cross_validate(
         if not counts[b].any():
             continue
         method = BLOCK_METHODS.get(b, f"memory_aware_rm_{b}")
+        # A pair whose test folds all lacked this block (e.g. a fold without rubric features under
+        # on_failure="response_only") has no prediction: a recorded failure, never a made-up score.
         scores[method] = [
             ScoreRecord(
                 pair_id=p.pair_id,
                 method=method,
                 p_memory=float(sums[b][i] / counts[b][i]),
                 details={"n_predictions": int(counts[b][i])},
+            )
+            if counts[b][i]
+            else ScoreRecord(
+                pair_id=p.pair_id,
+                method=method,
+                error=f"no held-out prediction: the '{b}' feature block was empty in every test fold "
+                "of this pair",
+                details={"n_predictions": 0},
             )
             for i, p in enumerate(pairs)
         ]
