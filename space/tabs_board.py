@@ -102,7 +102,7 @@ def leaderboard_tab(ctx: Context) -> None:
         "OI % = (Stereotype + Fabricated) / all judged claims (Eq. 2 of the paper). The 95% CI resamples "
         "(persona, task) records; the paper prints no per-model CI, so reported rows have none. "
         "Δ = Judge OI − self-audit OI; Pattern: Under (Δ > 5 pp), Over (Δ < −5 pp), else Calib. "
-        "Smoke-test rows were judged by the embedded 270M model and mean nothing."
+        "Smoke-test rows were judged by the embedded 270M model or by the test simulation and mean nothing."
     )
     inputs = [judge, smoke, fam, source, search, groups, sort_by, descending]
 

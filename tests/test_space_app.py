@@ -207,7 +207,7 @@ def test_api_endpoint_submission_goes_pending_running_finished(
     rows = [dict(zip(queue["headers"], r, strict=True)) for r in queue["data"]]
     row = next(r for r in rows if r["model"] == "api/endpoint-model")
     assert row["status"] == "FINISHED" and row["progress"] == "judged 900 of 900"
-    assert row["kind"] == "endpoint" and row["judge"] == "scripted"
+    assert row["kind"] == "endpoint" and row["judge"] == "scripted (smoke test)"  # the simulated judge
     board = load_board(served.store_root)
     measured = board[board["model"] == "api/endpoint-model"].iloc[0]
     assert measured["source"] == "measured" and measured["judge"] == "scripted"
@@ -336,6 +336,9 @@ def test_browser_submission_goes_pending_to_finished_and_row_appears(
     page.screenshot(path=str(helpers.ARTIFACTS / "space_submit_finished.png"), full_page=True)
     _tab(page, "Leaderboard")
     page.locator("#lb-refresh").click()
+    # the simulated judge's rows are smoke-test rows: hidden until asked for
+    assert "ui/model-two" not in page.locator("#leaderboard-table").inner_text()
+    page.locator("#lb-smoke input").check()
     judge = page.locator("#lb-judge input")
     judge.click()
     page.get_by_role("option", name="scripted", exact=True).click()

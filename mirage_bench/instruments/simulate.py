@@ -318,4 +318,7 @@ def simulated_backend(
         seed=seed,
         name=name,
         snapshot=f"simulate-v1-seed{seed}",
+        # a simulation measures nothing: flag its outputs like the smoke-test model's, so they are
+        # never ranked beside a real judge or published as measured data
+        smoke_test=True,
     )

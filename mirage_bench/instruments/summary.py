@@ -158,7 +158,7 @@ def render_report(summary: dict[str, Any], console: Any = None) -> None:
     console = console or Console()
     if summary.get("smoke_test"):
         console.print(
-            "[bold yellow]SMOKE TEST[/]: produced with the embedded local model; "
+            "[bold yellow]SMOKE TEST[/]: produced with the embedded local model or the simulation; "
             "these numbers mean nothing and are never ranked."
         )
     console.print(f"model: [bold]{summary['model']}[/]   judge: [bold]{summary['judge']}[/]")
