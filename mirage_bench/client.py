@@ -46,8 +46,8 @@ from mirage_bench.types import Message
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
 
-__all__ = ["CallResult", "Client", "ClientConfig", "ClientStats", "ResponseCache", "cache_key", "error_kind",
-           "run_closing"]
+__all__ = ["CallGuard", "CallResult", "Client", "ClientConfig", "ClientStats", "ResponseCache", "cache_key",
+           "error_kind", "run_closing"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -146,6 +146,84 @@ class _WaitBackoffOrRetryAfter(wait_base):
         return max(backoff, min(float(retry_after), self._retry_after_max))
 
 
+class CallGuard:
+    """Concurrency, rate limits, a timeout per attempt and retries around one kind of backend request.
+
+    Shared by :class:`Client` (chat completions) and
+    :class:`~mirage_bench.embeddings.EmbeddingClient`, so both obey one implementation of
+    :class:`ClientConfig`. The semaphore and limiters are rebuilt per event loop, so an owner
+    survives several ``asyncio.run()`` calls.
+    """
+
+    def __init__(self, config: ClientConfig, is_retryable: Callable[[BaseException], bool], *,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.config = config
+        self._backend_retryable = is_retryable
+        self._sleep = sleep
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._semaphore = asyncio.Semaphore(config.concurrency)
+        self._request_limiter: AsyncLimiter | None = None
+        self._token_limiter: AsyncLimiter | None = None
+
+    def _bind_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop is self._loop:
+            return
+        from aiolimiter import AsyncLimiter
+
+        self._loop = loop
+        self._semaphore = asyncio.Semaphore(self.config.concurrency)
+        rpm, tpm = self.config.requests_per_minute, self.config.tokens_per_minute
+        self._request_limiter = AsyncLimiter(rpm, 60.0) if rpm else None
+        self._token_limiter = AsyncLimiter(tpm, 60.0) if tpm else None
+
+    def is_retryable(self, error: BaseException) -> bool:
+        """Timeouts always; backend errors when the backend says so; nothing else."""
+        if isinstance(error, TimeoutError):
+            return True
+        return isinstance(error, BackendError) and bool(self._backend_retryable(error))
+
+    async def run(self, request: Callable[[], Awaitable[T]], *, tokens: float,
+                  on_attempt: Callable[[int], None]) -> tuple[T | None, BaseException | None, int]:
+        """``(result, None, attempts)``, or ``(None, last_error, attempts)``; never raises for failures.
+
+        ``tokens`` is the estimate charged to the tokens-per-minute limiter; ``on_attempt(n)`` is
+        called before each backend attempt (n = 1, 2, ...) so the owner can count calls and retries.
+        """
+        self._bind_loop()
+        attempts = 0
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.config.max_attempts),
+            wait=_WaitBackoffOrRetryAfter(self.config),
+            retry=retry_if_exception(self.is_retryable),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    async with self._semaphore:
+                        if self._request_limiter is not None:
+                            await self._request_limiter.acquire()
+                        if self._token_limiter is not None:
+                            cap = self.config.tokens_per_minute or tokens
+                            await self._token_limiter.acquire(min(tokens, cap))
+                        attempts += 1
+                        on_attempt(attempts)
+                        async with asyncio.timeout(self.config.timeout_s):
+                            result = await request()
+        except Exception as exc:  # noqa: BLE001 - the owner records every failure
+            return None, exc, attempts
+        return result, None, attempts
+
+    def failure_reason(self, error: BaseException) -> str:
+        """``"<ErrorType>: <message>"``, naming the timeout for a bare timeout."""
+        reason = str(error) or type(error).__name__
+        if isinstance(error, TimeoutError) and not isinstance(error, BackendError):
+            reason = f"timed out after {self.config.timeout_s:g}s"
+        return f"{type(error).__name__}: {reason}"
+
+
 class Client:
     """Calls one backend with concurrency, rate limits, retries, timeouts and an optional cache.
 
@@ -164,24 +242,7 @@ class Client:
         self.config = config or ClientConfig()
         self.cache = cache
         self.stats = ClientStats()
-        self._sleep = sleep
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._semaphore = asyncio.Semaphore(self.config.concurrency)
-        self._request_limiter: AsyncLimiter | None = None
-        self._token_limiter: AsyncLimiter | None = None
-
-    def _bind_loop(self) -> None:
-        """(Re)create the semaphore and limiters for the running loop, so a client survives asyncio.run()s."""
-        loop = asyncio.get_running_loop()
-        if loop is self._loop:
-            return
-        from aiolimiter import AsyncLimiter
-
-        self._loop = loop
-        self._semaphore = asyncio.Semaphore(self.config.concurrency)
-        rpm, tpm = self.config.requests_per_minute, self.config.tokens_per_minute
-        self._request_limiter = AsyncLimiter(rpm, 60.0) if rpm else None
-        self._token_limiter = AsyncLimiter(tpm, 60.0) if tpm else None
+        self._guard = CallGuard(self.config, backend.is_retryable, sleep=sleep)
 
     def key_for(self, messages: list[Message], params: GenerateParams,
                 prompt_sha256: str | tuple[str, ...] = ()) -> str:
@@ -203,26 +264,12 @@ class Client:
             await close()
 
     def _estimated_tokens(self, messages: list[Message], params: GenerateParams) -> float:
-        estimate = sum(len(m.content) for m in messages) / 4.0 + params.max_tokens
-        limit = self.config.tokens_per_minute or estimate
-        return min(estimate, limit)
+        return sum(len(m.content) for m in messages) / 4.0 + params.max_tokens
 
-    def _is_retryable(self, error: BaseException) -> bool:
-        if isinstance(error, TimeoutError):
-            return True
-        if isinstance(error, BackendError):
-            return bool(self.backend.is_retryable(error))
-        return False
-
-    async def _attempt(self, messages: list[Message], params: GenerateParams) -> Completion:
-        async with self._semaphore:
-            if self._request_limiter is not None:
-                await self._request_limiter.acquire()
-            if self._token_limiter is not None:
-                await self._token_limiter.acquire(self._estimated_tokens(messages, params))
-            self.stats.backend_calls += 1
-            async with asyncio.timeout(self.config.timeout_s):
-                return await self.backend.generate(messages, params)
+    def _count_attempt(self, attempt: int) -> None:
+        self.stats.backend_calls += 1
+        if attempt > 1:
+            self.stats.retries += 1
 
     async def call(
         self,
@@ -235,7 +282,6 @@ class Client:
 
         Never raises for a backend failure: a failure comes back as ``CallResult(ok=False, ...)``.
         """
-        self._bind_loop()
         self.stats.calls += 1
         key = self.key_for(messages, params, prompt_sha256)
         if self.cache is not None:
@@ -243,27 +289,15 @@ class Client:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return CallResult(ok=True, text=hit.text, completion=hit, cached=True, cache_key=key)
-        attempts = 0
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_attempts),
-            wait=_WaitBackoffOrRetryAfter(self.config),
-            retry=retry_if_exception(self._is_retryable),
-            sleep=self._sleep,
-            reraise=True,
+        completion, error, attempts = await self._guard.run(
+            lambda: self.backend.generate(messages, params),
+            tokens=self._estimated_tokens(messages, params),
+            on_attempt=self._count_attempt,
         )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    if attempts > 1:
-                        self.stats.retries += 1
-                    completion = await self._attempt(messages, params)
-        except Exception as exc:  # noqa: BLE001 - every backend failure becomes a recorded CallResult
+        if error is not None or completion is None:
             self.stats.failures += 1
-            reason = str(exc) or type(exc).__name__
-            if isinstance(exc, TimeoutError) and not isinstance(exc, BackendError):
-                reason = f"timed out after {self.config.timeout_s:g}s"
-            return CallResult(ok=False, error=f"{type(exc).__name__}: {reason}", error_kind=error_kind(exc),
+            assert error is not None
+            return CallResult(ok=False, error=self._guard.failure_reason(error), error_kind=error_kind(error),
                               attempts=attempts, cache_key=key)
         self.stats.input_tokens += completion.usage.input_tokens
         self.stats.output_tokens += completion.usage.output_tokens

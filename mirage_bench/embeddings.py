@@ -2,9 +2,10 @@
 
 :class:`EmbeddingClient` is the embeddings counterpart of :class:`mirage_bench.client.Client`. It
 reuses that module's pieces by import: :class:`~mirage_bench.client.ClientConfig` (concurrency,
-requests/tokens per minute, attempts, timeout, backoff), the same tenacity retry policy (retry on
-retryable errors only, waiting ``max(exponential backoff with full jitter, Retry-After)``), the
-error classification (:func:`~mirage_bench.client.error_kind`) and the sqlite
+requests/tokens per minute, attempts, timeout, backoff) enforced by the same
+:class:`~mirage_bench.client.CallGuard` as chat calls (retry on retryable errors only, waiting
+``max(exponential backoff with full jitter, Retry-After)``), the error classification
+(:func:`~mirage_bench.client.error_kind`) and the sqlite
 :class:`~mirage_bench.cache.ResponseCache`. One cache row holds one text's vector, keyed by
 :func:`embedding_cache_key` = sha256 of (backend name, model snapshot, text); batch size, timeouts
 and retry settings never enter the key. Like ``Client.call``, :meth:`EmbeddingClient.embed` never
@@ -40,14 +41,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from mirage_bench.backends.base import BackendError, Completion
 from mirage_bench.cache import ResponseCache
-from mirage_bench.client import ClientConfig, _WaitBackoffOrRetryAfter, error_kind
+from mirage_bench.client import CallGuard, ClientConfig, error_kind
 
 if TYPE_CHECKING:
-    from aiolimiter import AsyncLimiter
+    pass
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -349,28 +349,12 @@ class EmbeddingClient:
         self.config = config or ClientConfig()
         self.cache = cache
         self.stats = EmbeddingStats()
-        self._sleep = sleep
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._semaphore = asyncio.Semaphore(self.config.concurrency)
-        self._request_limiter: AsyncLimiter | None = None
-        self._token_limiter: AsyncLimiter | None = None
+        self._guard = CallGuard(self.config, backend.is_retryable, sleep=sleep)
 
     @property
     def name(self) -> str:
         """The backend's spec."""
         return self.backend.name
-
-    def _bind_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        if loop is self._loop:
-            return
-        from aiolimiter import AsyncLimiter
-
-        self._loop = loop
-        self._semaphore = asyncio.Semaphore(self.config.concurrency)
-        rpm, tpm = self.config.requests_per_minute, self.config.tokens_per_minute
-        self._request_limiter = AsyncLimiter(rpm, 60.0) if rpm else None
-        self._token_limiter = AsyncLimiter(tpm, 60.0) if tpm else None
 
     def key_for(self, text: str) -> str:
         """The cache key of ``text`` for this backend."""
@@ -382,45 +366,26 @@ class EmbeddingClient:
         if close is not None:
             await close()
 
-    def _is_retryable(self, error: BaseException) -> bool:
-        if isinstance(error, TimeoutError):
-            return True
-        return isinstance(error, BackendError) and bool(self.backend.is_retryable(error))
-
-    async def _attempt(self, batch: list[str]) -> Embeddings:
-        async with self._semaphore:
-            if self._request_limiter is not None:
-                await self._request_limiter.acquire()
-            if self._token_limiter is not None:
-                estimate = sum(len(t) for t in batch) / 4.0
-                await self._token_limiter.acquire(min(estimate, self.config.tokens_per_minute or estimate))
-            self.stats.backend_calls += 1
-            async with asyncio.timeout(self.config.timeout_s):
-                out = await self.backend.embed(batch)
+    async def _request(self, batch: list[str]) -> Embeddings:
+        out = await self.backend.embed(batch)
         vectors = np.asarray(out.vectors, dtype=float)
         if vectors.ndim != 2 or vectors.shape[0] != len(batch) or not np.isfinite(vectors).all():
             raise BackendError(f"{self.backend.name} returned an array of shape {vectors.shape} "
                                f"(or non-finite values) for {len(batch)} texts", retryable=False)
         return Embeddings(vectors, out.input_tokens)
 
+    def _count_attempt(self, attempt: int) -> None:
+        self.stats.backend_calls += 1
+        if attempt > 1:
+            self.stats.retries += 1
+
     async def _batch(self, batch: list[str]) -> tuple[np.ndarray | None, BaseException | None, int]:
-        attempts = 0
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_attempts),
-            wait=_WaitBackoffOrRetryAfter(self.config),
-            retry=retry_if_exception(self._is_retryable),
-            sleep=self._sleep,
-            reraise=True,
+        out, error, attempts = await self._guard.run(
+            lambda: self._request(batch), tokens=sum(len(t) for t in batch) / 4.0,
+            on_attempt=self._count_attempt,
         )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    if attempts > 1:
-                        self.stats.retries += 1
-                    out = await self._attempt(batch)
-        except Exception as exc:  # noqa: BLE001 - a failure becomes a recorded EmbeddingResult
-            return None, exc, attempts
+        if error is not None or out is None:
+            return None, error, attempts
         self.stats.input_tokens += out.input_tokens
         if self.cache is not None:
             for text, vector in zip(batch, out.vectors, strict=True):
@@ -443,7 +408,6 @@ class EmbeddingClient:
 
     async def embed(self, texts: Sequence[str]) -> EmbeddingResult:
         """Vectors for ``texts`` (from the cache or the backend); never raises for a backend failure."""
-        self._bind_loop()
         self.stats.calls += 1
         texts = list(texts)
         if not texts:
@@ -464,10 +428,7 @@ class EmbeddingClient:
         for batch, (vectors, error, _) in zip(batches, results, strict=True):
             if error is not None:
                 self.stats.failures += 1
-                reason = str(error) or type(error).__name__
-                if isinstance(error, TimeoutError) and not isinstance(error, BackendError):
-                    reason = f"timed out after {self.config.timeout_s:g}s"
-                return EmbeddingResult(ok=False, error=f"{type(error).__name__}: {reason}",
+                return EmbeddingResult(ok=False, error=self._guard.failure_reason(error),
                                        error_kind=error_kind(error), attempts=attempts, cached=len(found))
             assert vectors is not None
             found.update(zip(batch, vectors, strict=True))
