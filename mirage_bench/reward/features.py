@@ -108,24 +108,11 @@ async def rubric_scores(
     """Judge scores of both responses of every pair: ``(scores_m, scores_0, errors)`` per pair."""
 
     async def one(pair: PreferencePair) -> tuple[dict[str, int] | None, dict[str, int] | None, list[str]]:
-        (sm, em), (s0, e0) = await asyncio.gather(
-            score_response(
-                client,
-                rubric,
-                query=pair.query,
-                memories=pair.memories,
-                response=pair.response_memory,
-                params=params,
-            ),
-            score_response(
-                client,
-                rubric,
-                query=pair.query,
-                memories=pair.memories,
-                response=pair.response_no_memory,
-                params=params,
-            ),
-        )
+        (sm, em), (s0, e0) = await asyncio.gather(*(
+            score_response(client, rubric, query=pair.query, memories=pair.memories, response=response,
+                           params=params)
+            for response in (pair.response_memory, pair.response_no_memory)
+        ))
         errs = [f"{pair.pair_id}: {e}" for e in (em, e0) if e]
         return sm, s0, errs
 
