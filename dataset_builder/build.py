@@ -3,8 +3,10 @@
 Layout written under ``out``::
 
     README.md                                   dataset card (YAML: configs, dataset_info, …)
-    eval.yaml                                   evaluation-results description
+    eval.yaml                                   evaluation-results description (Eval Results spec)
     data/<config>/<split>-0000K-of-0000N.parquet
+    gated/README.md, gated/data/<config>/…      the sensitive configs (preference pairs): a second
+                                                dataset repository, published gated
     _private/build_report.json                  inputs, omitted configs, validation (not published)
     _private/deid_review.jsonl                  per raw record: action, fields touched, entity kinds
 
@@ -26,13 +28,24 @@ from typing import Any
 
 import yaml
 
-from dataset_builder.configs import CONFIG_ORDER, BuildError, ConfigTable, encode_frame
+from dataset_builder.configs import (
+    CONFIG_ORDER,
+    DEFAULT_CONFIG,
+    SENSITIVE_CONFIGS,
+    SENSITIVE_DEFAULT_CONFIG,
+    BuildError,
+    ConfigTable,
+    config_categories,
+    encode_frame,
+)
 from dataset_builder.deidentify import WithholdPolicy
 from dataset_builder.detectors import Recognizer
 
-__all__ = ["BuildReport", "PRIVATE_DIR", "build_dataset", "write_config"]
+__all__ = ["GATED_DIR", "PRIVATE_DIR", "BuildReport", "build_dataset", "write_config"]
 
 PRIVATE_DIR = "_private"
+#: Sub-folder holding the sensitive configs: its own dataset repository, published gated.
+GATED_DIR = "gated"
 #: Rows per parquet shard (keeps shards well under the Hub's recommended size).
 MAX_SHARD_ROWS = 500_000
 
@@ -50,6 +63,8 @@ class BuildReport:
     timings_s: dict[str, float] = field(default_factory=dict)
     deid: dict[str, Any] | None = None
     pii_eval: dict[str, Any] | None = None
+    #: Raw study records that are the package's own SYNTHETIC fixture records, per config.
+    synthetic: dict[str, int] = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
@@ -68,6 +83,7 @@ class BuildReport:
             "timings_s": self.timings_s,
             "deid": self.deid,
             "pii_eval": self.pii_eval,
+            "synthetic": self.synthetic,
         }
 
 
@@ -80,7 +96,12 @@ def write_config(out: Path, table: ConfigTable, *, max_shard_rows: int = MAX_SHA
     splits = SplitDict()
     download = 0
     for split, frame in table.splits.items():
-        encoded = encode_frame(frame, table.features, where=f"config {table.name}/{split}")
+        encoded = encode_frame(
+            frame,
+            table.features,
+            where=f"config {table.name}/{split}",
+            categories=config_categories(table.name),
+        )
         dataset = Dataset.from_pandas(encoded, features=table.features, preserve_index=False)
         shards = max(1, math.ceil(len(dataset) / max_shard_rows))
         for index in range(shards):
@@ -94,6 +115,20 @@ def write_config(out: Path, table: ConfigTable, *, max_shard_rows: int = MAX_SHA
         download_size=download,
         dataset_size=sum(s.num_bytes for s in splits.values()),
     )
+
+
+def fixture_record_count(records: Sequence[Any]) -> int:
+    """How many raw study records are the package's own synthetic fixture records (planted-PII corpora).
+
+    A record matches on ``(record_id, participant_id, query)``. From an installed wheel, where the
+    test fixtures are absent, nothing matches.
+    """
+    from dataset_builder.pii_eval import FIXTURE_DIR, load_planted_corpus
+
+    keys: set[tuple[str, str, str]] = set()
+    for path in sorted(FIXTURE_DIR.glob("planted_pii_*.jsonl")):
+        keys |= {(r.record_id, r.participant_id, r.query) for r in load_planted_corpus(path).records}
+    return sum((r.record_id, r.participant_id, r.query) in keys for r in records)
 
 
 def _sha256(path: Path) -> str:
@@ -116,7 +151,7 @@ def build_dataset(
     pii_corpus: str | Path | None = None,
     id_map: str | Path | None = None,
     license: str = "cc-by-4.0",
-    repo_hint: str = "<org>/miragebench",
+    repo_hint: str | None = None,
     include_reported: bool = True,
     overwrite: bool = False,
     rng: Any = None,
@@ -124,7 +159,10 @@ def build_dataset(
     """Build the dataset repository in ``out`` and validate it; returns the :class:`BuildReport`.
 
     Raises :class:`BuildError` for unusable input (a bad run directory, annotation or study file)
-    before anything is written; ``out`` must be empty or absent unless ``overwrite``.
+    before anything is written; ``out`` must be empty or absent unless ``overwrite``. Sensitive
+    configs (:data:`~dataset_builder.configs.SENSITIVE_CONFIGS`) are written to ``out/gated/``, a
+    dataset repository of their own. ``repo_hint`` (default
+    :data:`mirage_bench.repo_ids.DATASET_REPO_ID`) is the repo id the card's examples use.
     """
     import time
 
@@ -132,8 +170,10 @@ def build_dataset(
     from dataset_builder.annotations import join_annotations, load_annotations, load_validation_sample
     from dataset_builder.card import build_card, eval_yaml
     from dataset_builder.validate import validate_build
+    from mirage_bench.repo_ids import DATASET_REPO_ID, sensitive_repo_id
 
     started = time.perf_counter()
+    repo_hint = repo_hint or DATASET_REPO_ID
     out = Path(out)
     if out.exists() and any(out.iterdir()) and not overwrite:
         raise BuildError(f"{out} is not empty; pass overwrite=True (--overwrite) to replace it")
@@ -165,8 +205,16 @@ def build_dataset(
         from dataset_builder.pairs import build_preference_pairs
         from dataset_builder.preferences import load_raw_preferences
 
+        raw_records = load_raw_preferences(preferences)
+        n_fixture = fixture_record_count(raw_records)
+        if n_fixture:
+            report.synthetic["preference_pairs"] = n_fixture
+            report.notes.append(
+                f"{n_fixture} raw study record(s) are this package's synthetic test-fixture records "
+                "(publish refuses them without --allow-smoke)"
+            )
         pairs = build_preference_pairs(
-            load_raw_preferences(preferences),
+            raw_records,
             recognizer,
             policy=withhold_policy,
             id_map_path=Path(id_map) if id_map else None,
@@ -208,14 +256,18 @@ def build_dataset(
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    public = [t for t in published if t.name not in SENSITIVE_CONFIGS]
+    sensitive = [t for t in published if t.name in SENSITIVE_CONFIGS]
     t0 = time.perf_counter()
-    infos = {table.name: write_config(out, table) for table in published}
+    infos = {table.name: write_config(out, table) for table in public}
+    sensitive_infos = {table.name: write_config(out / GATED_DIR, table) for table in sensitive}
     report.timings_s["write_parquet"] = round(time.perf_counter() - t0, 3)
     report.configs = {t.name: {split: len(frame) for split, frame in t.splits.items()} for t in published}
     raw = {
         "omitted": report.omitted,
         "built_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "repo_hint": repo_hint,
+        "gated_repo_hint": sensitive_repo_id(repo_hint) if sensitive else None,
         "deid": report.deid,
         "pii_eval": report.pii_eval,
         "runs": [
@@ -223,11 +275,17 @@ def build_dataset(
             for r in run_inputs
         ],
     }
-    card = build_card(published, infos, raw, license=license)
-    card.save(out / "README.md")
-    (out / "eval.yaml").write_text(
-        yaml.safe_dump(eval_yaml(published), sort_keys=False, allow_unicode=True), encoding="utf-8"
-    )
+    for folder, tables_, infos_, default, gated in (
+        (out, public, infos, DEFAULT_CONFIG, False),
+        (out / GATED_DIR, sensitive, sensitive_infos, SENSITIVE_DEFAULT_CONFIG, True),
+    ):
+        if not tables_:
+            continue
+        card = build_card(tables_, infos_, raw, license=license, default_config=default, gated=gated)
+        card.save(folder / "README.md")
+        (folder / "eval.yaml").write_text(
+            yaml.safe_dump(eval_yaml(tables_), sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
     private = out / PRIVATE_DIR
     private.mkdir()
     with (private / "deid_review.jsonl").open("w", encoding="utf-8") as handle:
@@ -235,6 +293,8 @@ def build_dataset(
             handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
     t0 = time.perf_counter()
     report.problems = validate_build(out)
+    if sensitive:
+        report.problems += [f"{GATED_DIR}/: {p}" for p in validate_build(out / GATED_DIR, gated=True)]
     report.timings_s["validate"] = round(time.perf_counter() - t0, 3)
     report.files = {
         str(p.relative_to(out)): _sha256(p)

@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from dataset_builder.configs import CONFIG_DESCRIPTIONS, FIELD_DOCS, ConfigTable
+from dataset_builder.configs import CONFIG_DESCRIPTIONS, FIELD_DOCS, ConfigTable, config_categories
 from mirage_bench.types import OVER_INFERENCE_LABELS, STEREOTYPE_TYPES
 
-__all__ = ["GATED_PROMPT", "build_card", "eval_yaml", "size_category"]
+__all__ = ["CARD_CITATIONS", "GATED_PROMPT", "build_card", "eval_yaml", "size_category"]
 
 GATED_PROMPT = (
     "The preference_pairs config holds de-identified judgments by real study participants about responses "
@@ -26,6 +26,30 @@ GATED_PROMPT = (
     "participant or any person mentioned in the records, not to link the records with other data for that "
     "purpose, and to report any identifying detail you find to the maintainers instead of using it."
 )
+
+#: The BibTeX entries printed by the card (author and URL: the papers' text names neither, so the
+#: entries say so rather than invent them; the URL is the dataset repository).
+CARD_CITATIONS: dict[str, str] = {
+    "miragebench": (
+        "@misc{miragebench2026,\n"
+        "  title  = {The Personalization Mirage: How LLMs Fabricate User Profiles, and Why Self-Monitoring "
+        "Misleads},\n"
+        "  author = {{MirageBench authors}},\n"
+        "  year   = {2026},\n"
+        "  note   = {MirageBench dataset; author list not given in the source text},\n"
+        "  url    = {https://huggingface.co/datasets/%s}\n"
+        "}"
+    ),
+    "memory_aware_rm": (
+        "@misc{memoryaware2026reward,\n"
+        "  title  = {Memory-Aware Reward Modeling: Learning Human Preferences for LLM Memory Use},\n"
+        "  author = {{Memory-Aware Reward Modeling authors}},\n"
+        "  year   = {2026},\n"
+        "  note   = {preference pairs; author list not given in the source text},\n"
+        "  url    = {https://huggingface.co/datasets/%s}\n"
+        "}"
+    ),
+}
 
 _SIZE_BUCKETS = (
     (1_000, "n<1K"),
@@ -48,9 +72,11 @@ def size_category(n_rows: int) -> str:
     return "n>10M"
 
 
-def _type_name(feature: Any) -> str:
+def _type_name(feature: Any, allowed: tuple[str, ...] | None = None) -> str:
     from datasets import ClassLabel, List, Value
 
+    if allowed:
+        return "string, one of " + ", ".join(f"`{n}`" for n in allowed)
     if isinstance(feature, ClassLabel):
         return "class label: " + ", ".join(f"`{n}`" for n in feature.names)
     if isinstance(feature, List):
@@ -114,7 +140,11 @@ def card_context(tables: Sequence[ConfigTable], raw: dict[str, Any]) -> dict[str
                 "splits": [f"{s} ({len(f)})" for s, f in table.splits.items()],
                 "description": CONFIG_DESCRIPTIONS[table.name],
                 "fields": [
-                    {"name": n, "type": _type_name(f), "doc": FIELD_DOCS[table.name][n]}
+                    {
+                        "name": n,
+                        "type": _type_name(f, config_categories(table.name).get(n)),
+                        "doc": FIELD_DOCS[table.name][n],
+                    }
                     for n, f in table.features.items()
                 ],
             }
@@ -167,6 +197,13 @@ def card_context(tables: Sequence[ConfigTable], raw: dict[str, Any]) -> dict[str
         "package_version": __version__,
         "built_at": raw.get("built_at", ""),
         "repo_hint": raw.get("repo_hint", "DIR"),
+        "gated_repo_hint": raw.get("gated_repo_hint"),
+        "default_config": next((c["name"] for c in configs if c.get("default")), None),
+        "citations": {
+            "miragebench": CARD_CITATIONS["miragebench"] % raw.get("repo_hint", "DIR"),
+            "memory_aware_rm": CARD_CITATIONS["memory_aware_rm"]
+            % (raw.get("gated_repo_hint") or raw.get("repo_hint", "DIR")),
+        },
         "n_personas_text": str(by_name["personas"].num_rows) if "personas" in by_name else "the",
         "runs": raw.get("runs", []),
         "leaderboard_summary": leaderboard_summary,
@@ -186,34 +223,56 @@ def card_context(tables: Sequence[ConfigTable], raw: dict[str, Any]) -> dict[str
 
 
 def build_card(
-    tables: Sequence[ConfigTable], infos: dict[str, Any], raw: dict[str, Any], *, license: str
+    tables: Sequence[ConfigTable],
+    infos: dict[str, Any],
+    raw: dict[str, Any],
+    *,
+    license: str,
+    default_config: str | None = None,
+    gated: bool = False,
 ) -> Any:
-    """Render the ``DatasetCard`` for ``tables`` (``infos``: config → ``datasets.DatasetInfo``)."""
+    """Render the ``DatasetCard`` for ``tables`` (``infos``: config → ``datasets.DatasetInfo``).
+
+    ``default_config`` gets ``default: true`` (``load_dataset(repo)`` with no config name opens
+    it; the first config when it is not among ``tables``). ``gated`` renders the card of the
+    sensitive repository: its ``extra_gated_*`` fields customise the access-request form of a repo
+    that ``publish`` gates (manual approval).
+    """
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCard, DatasetCardData
 
     from mirage_bench.paths import cards_dir
 
     total = sum(t.num_rows for t in tables)
-    configs = [
-        {
+    names = [t.name for t in tables]
+    default = default_config if default_config in names else (names[0] if names else None)
+    configs = []
+    for t in tables:
+        entry: dict[str, Any] = {
             "config_name": t.name,
             "data_files": [{"split": s, "path": f"data/{t.name}/{s}-*"} for s in t.splits],
         }
-        for t in tables
-    ]
+        if t.name == default:
+            entry["default"] = True
+        configs.append(entry)
     extra: dict[str, Any] = {}
-    if any(t.name == "preference_pairs" for t in tables):
+    if gated:
         extra["extra_gated_prompt"] = GATED_PROMPT
         extra["extra_gated_fields"] = {
             "Affiliation": "text",
             "I pledge not to attempt to re-identify any participant or person in the data": "checkbox",
         }
+    human = "human_validation" in names or "preference_pairs" in names
     card_data = DatasetCardData(
-        pretty_name="MirageBench",
+        pretty_name="MirageBench" + (" preference pairs (gated)" if gated else ""),
         license=license,
         language=["en"],
+        annotations_creators=(["expert-generated"] if human else []) + ["machine-generated"],
+        language_creators=(["crowdsourced"] if gated else []) + ["expert-generated", "machine-generated"],
+        multilinguality=["monolingual"],
+        source_datasets=["original"],
         task_categories=["text-classification", "text-generation"],
+        task_ids=["multi-class-classification"],
         size_categories=[size_category(total)],
         tags=["over-inference", "personalization", "llm-as-a-judge", "benchmark", "memory"],
         configs=configs,
@@ -221,39 +280,35 @@ def build_card(
     )
     DatasetInfosDict(infos).to_dataset_card_data(card_data)
     context = card_context(tables, raw)
+    context.update(gated=gated, default_config=default)
     return DatasetCard.from_template(card_data, template_path=str(cards_dir() / "dataset_card.md"), **context)
 
 
 def eval_yaml(tables: Sequence[ConfigTable]) -> dict[str, Any]:
-    """The Hub evaluation-results description of the benchmark (``eval.yaml``)."""
+    """The Hub's ``eval.yaml`` of the benchmark (Eval Results spec: ``name``, ``description``,
+    ``evaluation_framework``, ``tasks`` of ``id`` / ``config`` / ``split``; no other task keys).
+
+    The spec has no field for a metric's direction, so the description says it: the
+    ``over_inference`` task's score is the OI rate in percent, lower is better.
+    """
     names = {t.name for t in tables}
-    tasks = []
+    tasks, scores = [], []
     if "personas" in names:
-        tasks.append(
-            {
-                "id": "over_inference",
-                "config": "personas",
-                "split": "train",
-                "description": "OI rate (%) of a model over personas x the six tasks, judged with the "
-                "four-way taxonomy; lower is better.",
-            }
+        tasks.append({"id": "over_inference", "config": "personas", "split": "train"})
+        scores.append(
+            "over_inference: the OI rate in percent (share of a model's claims about the user judged "
+            "INFERRED_STEREOTYPE or FABRICATED, over personas x the six tasks); LOWER is better"
         )
-    if "preference_pairs" in names and any(
-        t.name == "preference_pairs" and "test" in t.splits for t in tables
-    ):
-        tasks.append(
-            {
-                "id": "memory_preference_accuracy",
-                "config": "preference_pairs",
-                "split": "test",
-                "description": "Accuracy of predicting the participant's memory / no-memory preference "
-                "on the clear-preference test subset; higher is better.",
-            }
+    if any(t.name == "preference_pairs" and "test" in t.splits for t in tables):
+        tasks.append({"id": "memory_preference_accuracy", "config": "preference_pairs", "split": "test"})
+        scores.append(
+            "memory_preference_accuracy: accuracy (percent) of predicting the participant's memory / "
+            "no-memory preference on the clear-preference test pairs; higher is better"
         )
     return {
         "name": "MirageBench",
-        "description": "Over-inference of personalized LLMs: the share of claims about a user that the "
-        "user's three revealed facts do not license (INFERRED_STEREOTYPE + FABRICATED).",
+        "description": "Over-inference of personalized LLMs: claims about a user that the user's three "
+        "revealed facts do not license. Scores: " + "; ".join(scores) + ".",
         "evaluation_framework": "mirage-bench",
         "tasks": tasks,
     }

@@ -1,7 +1,9 @@
 """The dataset's configs: their features (with a description of every field) and their rows.
 
-Each config is a :class:`ConfigTable` (name, description, features, one DataFrame per split);
-category columns are ``ClassLabel`` features and text columns are declared ``string``, so the card's
+Each config is a :class:`ConfigTable` (name, description, features, one DataFrame per split).
+Every column a user filters on is a plain ``string`` (``df[df.source == "reported"]`` works on
+``to_pandas()``); the allowed values of category columns are declared in :func:`config_categories`,
+checked at build time and listed in the card, not encoded as ``ClassLabel`` integers. The card's
 ``dataset_info`` matches what ``load_dataset`` returns. Rows are built from the package's own
 data (personas, tasks, Accum scripts), from run directories (responses, judged claims), from human
 annotation files and from the paper's reported tables (leaderboard ``source="reported"``).
@@ -9,7 +11,6 @@ annotation files and from the paper's reported tables (leaderboard ``source="rep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,15 @@ import pandas as pd
 from mirage_bench.reported import TABLE10_TASKS
 from mirage_bench.types import GROUND_TRUTH_FIELDS, LABELS, STEREOTYPE_TYPES, Accuracy
 
-__all__ = ["CONFIG_DESCRIPTIONS", "FIELD_DOCS", "BuildError", "ConfigTable", "config_features"]
+__all__ = [
+    "CONFIG_DESCRIPTIONS",
+    "FIELD_DOCS",
+    "SENSITIVE_CONFIGS",
+    "BuildError",
+    "ConfigTable",
+    "config_categories",
+    "config_features",
+]
 
 #: Configs in the order they appear in the card.
 CONFIG_ORDER: tuple[str, ...] = (
@@ -31,6 +40,13 @@ CONFIG_ORDER: tuple[str, ...] = (
     "preference_pairs",
     "leaderboard",
 )
+
+#: Configs published only to their own gated repository (manual approval), never the public one.
+SENSITIVE_CONFIGS: frozenset[str] = frozenset({"preference_pairs"})
+#: The config ``load_dataset(repo)`` opens without a config name (``default: true`` in the card).
+DEFAULT_CONFIG = "leaderboard"
+#: The default config of the gated repository.
+SENSITIVE_DEFAULT_CONFIG = "preference_pairs"
 
 CONFIG_DESCRIPTIONS: dict[str, str] = {
     "personas": (
@@ -177,30 +193,61 @@ class ConfigTable:
         return sum(len(frame) for frame in self.splits.values())
 
 
-def config_features(name: str) -> Any:
-    """The ``datasets.Features`` of config ``name`` (keys in column order)."""
-    from datasets import ClassLabel, Features, List, Value
+def config_categories(name: str) -> dict[str, tuple[str, ...]]:
+    """Allowed values of the category columns of config ``name`` (``"column.key"`` for struct fields).
 
+    The columns are stored as plain strings; the build refuses any other value.
+
+    >>> config_categories("leaderboard")
+    {'source': ('reported', 'measured')}
+    """
     from mirage_bench.tasks import TASK_IDS
 
+    labels = tuple(label.value for label in LABELS)
+    instance = {"stereotype_type": tuple(STEREOTYPE_TYPES), "task_id": tuple(TASK_IDS)}
+    if name == "personas":
+        return {"stereotype_type": tuple(STEREOTYPE_TYPES), "source": ("seed", "authored", "generated")}
+    if name == "responses":
+        return {
+            **instance,
+            "status": ("ok", "failed"),
+            "self_audit_status": ("ok", "parse_failure", "call_failure", "skipped", "absent"),
+            "self_audit_claims.category": labels,
+        }
+    if name == "judged_claims":
+        return {**instance, "label": labels, "accuracy": tuple(a.value for a in Accuracy)}
+    if name == "human_validation":
+        return {**instance, "human_label": labels, "judge_label": labels}
+    if name == "preference_pairs":
+        from dataset_builder.preferences import MEMORY_FIVE_POINT, REGIMES
+
+        return {
+            "regime": tuple(REGIMES),
+            "preference_5pt": tuple(MEMORY_FIVE_POINT),
+            "preference": ("memory", "no_memory", "tie"),
+            "strength": ("much", "slightly"),
+            "split": ("train", "validation", "test"),
+        }
+    if name == "leaderboard":
+        return {"source": ("reported", "measured")}
+    if name in ("tasks", "accum_scripts"):
+        return {}
+    raise KeyError(f"unknown config {name!r}")
+
+
+def config_features(name: str) -> Any:
+    """The ``datasets.Features`` of config ``name`` (keys in column order; categories are strings)."""
+    from datasets import Features, List, Value
+
     s, i32, i64, f64, b = Value("string"), Value("int32"), Value("int64"), Value("float64"), Value("bool")
-    labels = [label.value for label in LABELS]
-    group = ClassLabel(names=list(STEREOTYPE_TYPES))
-    task = ClassLabel(names=list(TASK_IDS))
     # the columns naming one response (model, persona x task) and one judged claim of it
-    response_key = {"model": s, "persona_id": s, "stereotype_type": group, "task_id": task}
+    response_key = {"model": s, "persona_id": s, "stereotype_type": s, "task_id": s}
     claim_key = {"model": s, "judge": s, **response_key, "claim_index": i32, "claim": s}
     if name == "personas":
         gt = {f: s for f in GROUND_TRUTH_FIELDS}
         gt.update(age=i32, hobbies=List(s))
         return Features(
-            {
-                "persona_id": s,
-                "stereotype_type": group,
-                "source": ClassLabel(names=["seed", "authored", "generated"]),
-                **gt,
-                "revealed_facts": List(s),
-            }
+            {"persona_id": s, "stereotype_type": s, "source": s, **gt, "revealed_facts": List(s)}
         )
     if name == "tasks":
         return Features(
@@ -226,13 +273,11 @@ def config_features(name: str) -> Any:
             {
                 "run_id": s,
                 **response_key,
-                "status": ClassLabel(names=["ok", "failed"]),
+                "status": s,
                 "response": s,
                 "error": s,
-                "self_audit_status": ClassLabel(
-                    names=["ok", "parse_failure", "call_failure", "skipped", "absent"]
-                ),
-                "self_audit_claims": List({"claim": s, "category": ClassLabel(names=labels), "reasoning": s}),
+                "self_audit_status": s,
+                "self_audit_claims": List({"claim": s, "category": s, "reasoning": s}),
                 "self_audit_n_claims": i32,
                 "self_audit_oi_rate": f64,
                 "smoke_test": b,
@@ -243,8 +288,8 @@ def config_features(name: str) -> Any:
             {
                 "run_id": s,
                 **claim_key,
-                "label": ClassLabel(names=labels),
-                "accuracy": ClassLabel(names=[a.value for a in Accuracy]),
+                "label": s,
+                "accuracy": s,
                 "reasoning": s,
                 "judge_prompt_sha256": s,
                 "smoke_test": b,
@@ -260,14 +305,12 @@ def config_features(name: str) -> Any:
                 **claim_key,
                 "revealed_facts": List(s),
                 "task_context": s,
-                "human_label": ClassLabel(names=labels),
-                "judge_label": ClassLabel(names=labels),
+                "human_label": s,
+                "judge_label": s,
                 "labelled_at": s,
             }
         )
     if name == "preference_pairs":
-        from dataset_builder.preferences import MEMORY_FIVE_POINT, REGIMES
-
         return Features(
             {
                 "pair_id": s,
@@ -277,11 +320,11 @@ def config_features(name: str) -> Any:
                 "response_with_memory": s,
                 "response_without_memory": s,
                 "generator": s,
-                "regime": ClassLabel(names=list(REGIMES)),
-                "preference_5pt": ClassLabel(names=list(MEMORY_FIVE_POINT)),
-                "preference": ClassLabel(names=["memory", "no_memory", "tie"]),
-                "strength": ClassLabel(names=["much", "slightly"]),
-                "split": ClassLabel(names=["train", "validation", "test"]),
+                "regime": s,
+                "preference_5pt": s,
+                "preference": s,
+                "strength": s,
+                "split": s,
                 "clear_preference": b,
             }
         )
@@ -305,7 +348,7 @@ def config_features(name: str) -> Any:
                 "snapshot": s,
                 "family": s,
                 "judge": s,
-                "source": ClassLabel(names=["reported", "measured"]),
+                "source": s,
                 "reference": s,
                 "smoke_test": b,
                 "claims": i64,
@@ -317,42 +360,25 @@ def config_features(name: str) -> Any:
     raise KeyError(f"unknown config {name!r}")
 
 
-def encode_frame(frame: pd.DataFrame, features: Any, *, where: str) -> pd.DataFrame:
-    """Order columns as ``features`` and encode ClassLabel columns (``None`` stays null).
+def encode_frame(
+    frame: pd.DataFrame, features: Any, *, where: str, categories: dict[str, tuple[str, ...]] | None = None
+) -> pd.DataFrame:
+    """Order columns as ``features`` and check category columns against ``categories`` (nulls pass).
 
     Raises :class:`BuildError` naming the column and the unknown values when a category is
-    outside its ClassLabel names, or when a declared column is missing.
+    outside its allowed values, or when a declared column is missing.
     """
-    from datasets import ClassLabel, List
-
     missing = [name for name in features if name not in frame.columns]
     if missing:
         raise BuildError(f"{where}: missing column(s) {missing}")
     out = frame[list(features)].copy()
-    for name, feature in features.items():
-        if isinstance(feature, ClassLabel):
-            values = out[name]
-            known = set(feature.names)
-            bad = sorted({str(v) for v in values.dropna().unique() if v not in known})
-            if bad:
-                raise BuildError(f"{where}: column {name!r} has value(s) {bad[:5]} outside {feature.names}")
-            codes = pd.Categorical(values, categories=feature.names).codes
-            out[name] = pd.array([None if c < 0 else int(c) for c in codes], dtype="Int64")
-        elif isinstance(feature, List) and isinstance(feature.feature, dict):
-            inner = {k: v for k, v in feature.feature.items() if isinstance(v, ClassLabel)}
-            if inner:
-                out[name] = [_encode_structs(items, inner, where, name) for items in out[name]]
+    for key, allowed in (categories or {}).items():
+        column, _, inner = key.partition(".")
+        if inner:
+            values = {item.get(inner) for items in out[column] for item in (items or [])}
+        else:
+            values = set(out[column].dropna().unique())
+        bad = sorted(str(v) for v in values if v is not None and v not in allowed)
+        if bad:
+            raise BuildError(f"{where}: column {key!r} has value(s) {bad[:5]} outside {list(allowed)}")
     return out
-
-
-def _encode_structs(items: Sequence[dict[str, Any]], inner: dict[str, Any], where: str, column: str) -> list:
-    encoded = []
-    for item in items or []:
-        item = dict(item)
-        for key, label in inner.items():
-            if item.get(key) is not None:
-                if item[key] not in label.names:
-                    raise BuildError(f"{where}: {column}.{key} value {item[key]!r} outside {label.names}")
-                item[key] = label.str2int(item[key])
-        encoded.append(item)
-    return encoded

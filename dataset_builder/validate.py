@@ -80,8 +80,14 @@ def _check_config(out: Path, config: dict[str, Any], info: dict[str, Any] | None
     return problems
 
 
-def validate_build(out: str | Path) -> list[str]:
-    """All problems found in the built folder ``out`` (empty list = valid)."""
+def validate_build(out: str | Path, *, gated: bool = False) -> list[str]:
+    """All problems found in the built folder ``out`` (empty list = valid).
+
+    ``gated``: ``out`` is the sensitive repository (``out/gated`` of a build), whose card must carry
+    the access-request pledge; a public folder must list no sensitive config.
+    """
+    from dataset_builder.configs import SENSITIVE_CONFIGS
+
     out = Path(out)
     readme = out / "README.md"
     if not readme.exists():
@@ -100,10 +106,14 @@ def validate_build(out: str | Path) -> list[str]:
         problems += _check_config(out, config, by_name.get(config.get("config_name")))
     for extra in sorted(set(by_name) - names):
         problems.append(f"dataset_info names config {extra!r} that configs does not list")
-    if "preference_pairs" in names and not data.get("extra_gated_prompt"):
-        problems.append(
-            "preference_pairs is published without extra_gated_prompt (the no-re-identification pledge)"
-        )
+    if gated and not data.get("extra_gated_prompt"):
+        problems.append("the gated card has no extra_gated_prompt (the no-re-identification pledge)")
+    if not gated:
+        for name in sorted(names & SENSITIVE_CONFIGS):
+            problems.append(f"config {name} is sensitive: it belongs in the gated repository, not this one")
+    defaults = [c.get("config_name") for c in configs if c.get("default")]
+    if configs and len(defaults) != 1:
+        problems.append(f"README.md: exactly one config must have default: true (found {defaults})")
     on_disk = {p.name for p in (out / "data").iterdir()} if (out / "data").is_dir() else set()
     for stray in sorted(on_disk - names):
         problems.append(f"data/{stray} exists but no config lists it")

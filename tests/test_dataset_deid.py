@@ -172,12 +172,13 @@ def test_no_planted_identifier_in_any_published_row(corpus, ner: SpacyRecognizer
 
     from dataset_builder.configs import config_features
 
-    loaded = load_dataset(str(out), "preference_pairs", cache_dir=str(tmp_path / "cache"))
+    loaded = load_dataset(str(out / "gated"), "preference_pairs", cache_dir=str(tmp_path / "cache"))
     assert set(loaded) == set(report.configs["preference_pairs"]) <= {"train", "validation", "test"}
     for split, part in loaded.items():
         assert part.features == config_features("preference_pairs")
-        assert set(part["split"]) == {part.features["split"].str2int(split)}
-    frames = [pd.read_parquet(p) for p in sorted((out / "data" / "preference_pairs").glob("*.parquet"))]
+        assert set(part["split"]) == {split}
+    shards = sorted((out / "gated" / "data" / "preference_pairs").glob("*.parquet"))
+    frames = [pd.read_parquet(p) for p in shards]
     rows = pd.concat(frames, ignore_index=True)
     assert len(rows) == report.deid["published"] > 0
     published = "\n".join(json.dumps(r, default=str) for r in rows.to_dict("records")).lower()
@@ -195,7 +196,7 @@ def test_no_planted_identifier_in_any_published_row(corpus, ner: SpacyRecognizer
     # participant grouping: no participant in two splits; retest repeats never published
     assert rows.groupby("participant")["split"].nunique().max() == 1
     assert report.deid["excluded_reasons"] == {"test-retest repeat": 1}
-    card = (out / "README.md").read_text(encoding="utf-8")
+    card = (out / "gated" / "README.md").read_text(encoding="utf-8")  # the gated repository's card
     assert "extra_gated_prompt" in card and "re-identify" in card
     assert "| PERSON | 13 | 13 | 1.000 |" in card
     unwrapped = " ".join(card.split())

@@ -62,7 +62,7 @@ def _rows(built: Path) -> list[dict]:
     """Every published row through ``datasets`` (the reader users have), category ids → names."""
     from datasets import ClassLabel, load_dataset
 
-    loaded = load_dataset(str(built), "preference_pairs", cache_dir=str(built.parent / "hf_cache"))
+    loaded = load_dataset(str(built / "gated"), "preference_pairs", cache_dir=str(built.parent / "hf_cache"))
     rows = []
     for part in loaded.values():
         labels = {c: f for c, f in part.features.items() if isinstance(f, ClassLabel)}
@@ -98,14 +98,14 @@ def test_parquet_shard_config_folder_and_jsonl_give_the_same_pairs(built: Path, 
     from datasets import load_dataset
 
     every = {p.pair_id: p.model_dump() for p in load_pairs(built)}
-    config = built / "data" / "preference_pairs"
+    config = built / "gated" / "data" / "preference_pairs"
     assert {p.pair_id for p in load_pairs(config)} == set(every)
     shard = sorted(config.glob("train-*.parquet"))[0]
     train = load_pairs(shard)
     assert train and all(p.split == "train" for p in train)
     assert [p.pair_id for p in load_pairs(built, splits=["train"])] == [p.pair_id for p in train]
     # JSONL as Dataset.to_json writes it (category ids) and with category names
-    loaded = load_dataset(str(built), "preference_pairs", cache_dir=str(tmp_path / "hf"))
+    loaded = load_dataset(str(built / "gated"), "preference_pairs", cache_dir=str(tmp_path / "hf"))
     ids_file = tmp_path / "ids.jsonl"
     loaded["train"].to_json(str(ids_file))
     assert [p.model_dump(exclude={"source"}) for p in load_pairs(ids_file)] == [
@@ -152,14 +152,15 @@ def test_train_evaluate_and_score_from_the_built_dataset(built: Path, tmp_path: 
     saved = json.loads((model / "reward_model.json").read_text())
     assert saved["pair_sources"] == ["dataset:synthetic_fixture_dataset"] and saved["rubric"] is not None
     result = runner.invoke(app, [
-        "reward", "evaluate", "--pairs", str(built / "data" / "preference_pairs"), "--subset", "strict",
+        "reward", "evaluate", "--pairs", str(built / "gated" / "data" / "preference_pairs"),
+        "--subset", "strict",
         "--scores", str(model / "cv_scores.jsonl"), "--out-dir", str(tmp_path / "store"),
         "--prefix", "synthetic_",
     ])
     assert result.exit_code == 0, result.output
     assert "memory_aware_rm" in result.output
     assert (tmp_path / "store" / "smoke_synthetic_memory_aware_rm.jsonl").exists()
-    test_shard = sorted((built / "data" / "preference_pairs").glob("test-*.parquet"))[0]
+    test_shard = sorted((built / "gated" / "data" / "preference_pairs").glob("test-*.parquet"))[0]
     result = runner.invoke(app, [
         "reward", "score", "--pairs", str(test_shard), "--method", "model", "--model", str(model),
         "--judge", "synthetic", "--out", str(tmp_path / "test_scores.jsonl"),

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import typer
 
+from mirage_bench.repo_ids import DATASET_REPO_ID
+
 
 def _recognizer(ner: str, spacy_model: str):  # noqa: ANN202 - returns a Recognizer or None
     from dataset_builder.detectors import SpacyRecognizer
@@ -54,12 +56,20 @@ def build_dataset_command(
     ),
     license: str = typer.Option("cc-by-4.0", "--license", help="License id written in the card."),
     repo_hint: str = typer.Option(
-        "<org>/miragebench", "--repo-id", help="Repo id shown in the card's example."
+        DATASET_REPO_ID, "--repo-id", help="Repo id the card examples load (gated one: + -preferences)."
     ),
     no_reported: bool = typer.Option(False, "--no-reported", help="Leave the paper's reported rows out."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a non-empty --out folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print the build report as JSON on stdout."),
 ) -> None:
-    """Build the Hugging Face dataset repository (card, eval.yaml, parquet configs) and validate it."""
+    """Build the Hugging Face dataset repository (card, eval.yaml, parquet configs) and validate it.
+
+    Sensitive configs (the preference pairs) are written to DIR/gated/, a repository of their own.
+
+    Example:
+
+        mirage-bench build-dataset --out build/miragebench --runs runs/gpt-4o --json
+    """
     from dataset_builder.annotations import AnnotationError
     from dataset_builder.build import PRIVATE_DIR, build_dataset
     from dataset_builder.configs import BuildError
@@ -93,6 +103,11 @@ def build_dataset_command(
     except (BuildError, AnnotationError, PreferenceFormatError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    if as_json:
+        typer.echo(json.dumps({"out": str(out), **report.as_dict()}, indent=1, default=str))
+        if not report.valid:
+            raise typer.Exit(1)
+        return
     for name, splits in report.configs.items():
         typer.echo(f"  {name:<17} " + ", ".join(f"{s}={n}" for s, n in splits.items()))
     for item in report.omitted:
@@ -121,35 +136,81 @@ def build_dataset_command(
 
 def publish_command(
     build_dir: Path = typer.Argument(..., help="A folder written by build-dataset."),
-    repo_id: str = typer.Option(..., "--repo-id", help="Target dataset repo, ORG/NAME."),
-    private: bool = typer.Option(False, "--private", help="Create the repository as private."),
+    repo_id: str = typer.Option(DATASET_REPO_ID, "--repo-id", help="Public dataset repo, ORG/NAME."),
+    gated_repo_id: str | None = typer.Option(
+        None,
+        "--gated-repo-id",
+        help="Gated repo for the sensitive configs (default: the public id + -preferences).",
+    ),
+    private: bool = typer.Option(False, "--private", help="Create the repositories as private."),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Validate and compare with the remote, upload nothing."
     ),
+    allow_smoke: bool = typer.Option(
+        False, "--allow-smoke", help="Publish smoke-test rows (flagged smoke_test=true) instead of refusing."
+    ),
     message: str | None = typer.Option(None, "--message", help="Commit message."),
+    as_json: bool = typer.Option(False, "--json", help="Print one plan per repository as JSON."),
 ) -> None:
-    """Publish a validated build to the Hub in one commit and report what changed."""
+    """Publish a validated build to the Hub, one commit per repository, and report what changed.
+
+    The preference pairs (DIR/gated/) go to their own repository, made gated with manual approval
+    before anything is uploaded to it. Exits 1 with a one-line cause when publishing fails.
+
+    Example:
+
+        mirage-bench publish build/miragebench --repo-id my-org/miragebench --dry-run
+    """
     from dataset_builder.publish import PublishError, publish
 
-    if repo_id.count("/") != 1:
-        raise typer.BadParameter("--repo-id must be ORG/NAME")
+    for value, option in ((repo_id, "--repo-id"), (gated_repo_id, "--gated-repo-id")):
+        if value is not None and (value.count("/") != 1 or not all(value.split("/"))):
+            raise typer.BadParameter(f"{option} must be ORG/NAME, not {value!r}")
+    if not build_dir.is_dir():
+        typer.echo(f"error: {build_dir} is not a folder (run `mirage-bench build-dataset`)", err=True)
+        raise typer.Exit(2)
     try:
-        plan = publish(build_dir, repo_id, private=private, dry_run=dry_run, message=message)
+        plans = publish(
+            build_dir,
+            repo_id,
+            gated_repo_id=gated_repo_id,
+            private=private,
+            dry_run=dry_run,
+            allow_smoke=allow_smoke,
+            message=message,
+        )
     except PublishError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
-    if not plan.remote_consulted:
-        typer.echo("remote not consulted (offline): every file is listed as added")
-    for kind in ("added", "modified", "deleted"):
-        for name in getattr(plan, kind):
-            typer.echo(f"  {kind:<9} {name}")
-    typer.echo(f"  unchanged {len(plan.unchanged)} file(s)")
+    if as_json:
+        typer.echo(json.dumps({"dry_run": dry_run, "repos": [p.as_dict() for p in plans]}, indent=1))
+        return
+    for plan in plans:
+        kind = "gated (manual approval)" if plan.gated else "public"
+        typer.echo(f"{plan.repo_id} [{kind}]")
+        if plan.remote_error:
+            typer.echo(f"  remote NOT consulted: {plan.remote_error}; every file is listed as added")
+        elif not plan.remote_consulted:
+            typer.echo("  remote not consulted (HF_HUB_OFFLINE): every file is listed as added")
+        elif plan.remote_exists is False:
+            typer.echo("  the repository does not exist yet: it will be created")
+        if plan.gated and dry_run and plan.remote_exists:
+            typer.echo(f"  remote gating now: {plan.remote_gated!r} (publish sets 'manual')")
+        for change in ("added", "modified", "deleted"):
+            for name in getattr(plan, change):
+                typer.echo(f"  {change:<9} {name}")
+        typer.echo(f"  unchanged {len(plan.unchanged)} file(s)")
+        if not dry_run:
+            if plan.commit_url:
+                typer.echo(f"  published: {plan.commit_url}")
+            elif not plan.changed:
+                typer.echo("  already up to date: no commit made")
+            else:
+                typer.echo("  published")
+            if plan.gated:
+                typer.echo("  verified gated: manual approval")
     if dry_run:
         typer.echo("dry run: nothing uploaded")
-    elif not plan.changed:
-        typer.echo(f"{repo_id} is already up to date: no commit made")
-    else:
-        typer.echo(f"published {repo_id}: {plan.commit_url or 'commit created'}")
 
 
 def deidentify_command(

@@ -10,7 +10,8 @@ the single place where one becomes the other: :data:`DATASET_FIELD_MAP` renames 
 ``preference_5pt`` and then dropped (the pair derives them itself). ``split`` is kept as an extra
 field; ``source`` becomes ``dataset:<name of the dataset folder or file>``.
 
-Accepted inputs: a built dataset folder (``<root>/data/preference_pairs/*.parquet``), that config
+Accepted inputs: a built dataset folder (``<root>/data/preference_pairs/*.parquet``, or
+``<root>/gated/data/preference_pairs/`` of a full build), that config
 folder itself, one of its parquet shards, or a JSONL file of its rows (category values as names,
 or as the integer ids that ``Dataset.to_json`` writes). Integer category ids are decoded with the
 ClassLabel names stored in the parquet file's own ``huggingface`` metadata, falling back to the
@@ -116,9 +117,10 @@ def _class_names(features: Any) -> dict[str, list[str]]:
 
 
 def _declared_class_names() -> dict[str, list[str]]:
-    from dataset_builder.configs import config_features
+    """Category names in the order older (ClassLabel) releases encoded them; columns are strings now."""
+    from dataset_builder.configs import config_categories
 
-    return _class_names(config_features(CONFIG_NAME))
+    return {c: list(v) for c, v in config_categories(CONFIG_NAME).items() if c in _CATEGORY_COLUMNS}
 
 
 def _decode(row: dict[str, Any], names: Mapping[str, Sequence[str]], where: str) -> dict[str, Any]:
@@ -174,11 +176,18 @@ def _shards(path: Path) -> tuple[list[Path], str]:
     """Parquet files of the config and the dataset's name."""
     if path.is_file():
         return [path], path.stem
-    for folder, name in ((path / "data" / CONFIG_NAME, path.name), (path, path.name)):
+    candidates = (
+        (path / "data" / CONFIG_NAME, path.name),
+        (path / "gated" / "data" / CONFIG_NAME, path.name),  # a full build: pairs are in its gated repo
+        (path, path.name),
+    )
+    for folder, name in candidates:
         files = sorted(folder.glob("*.parquet"))
         if files:
             if folder == path and path.name == CONFIG_NAME and path.parent.name == "data":
                 name = path.parent.parent.name
+                if name == "gated":  # <build>/gated/data/preference_pairs: name the build
+                    name = path.parent.parent.parent.name
             return files, name
     raise DataError(f"{path}: no data/{CONFIG_NAME}/*.parquet (is it a dataset built with preference pairs?)")
 
