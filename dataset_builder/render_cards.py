@@ -36,7 +36,7 @@ __all__ = ["CardRenderError", "RenderedCard", "render_cards", "render_template",
 
 #: Metadata each kind of rendered card must carry.
 _REQUIRED = {
-    "metric": ("title", "description", "tags"),
+    "metric": ("title", "description", "tags", "sdk", "sdk_version", "app_file"),  # also an evaluate Space
     "space": ("title", "sdk", "sdk_version", "app_file", "license"),
 }
 
@@ -151,6 +151,8 @@ def render_cards(root: str | Path | None = None) -> list[RenderedCard]:
     root = Path(root) if root is not None else PACKAGE_DIR.parent
     templates = cards_dir()
     paper, reward = _paper_statistics(), _reward_statistics()
+    # the pin is read from the package's own requirements file, wherever the cards are written
+    gradio = _gradio_pin(PACKAGE_DIR.parent / "space" / "requirements.txt")
     cards = []
     for name in METRIC_NAMES:
         template = templates / "metrics" / f"{name}.md"
@@ -160,12 +162,11 @@ def render_cards(root: str | Path | None = None) -> list[RenderedCard]:
             load_path=f"mirage_bench/metrics/{name}",
             paper=paper,
             reward=reward,
+            gradio_version=gradio,
         )
         target = root / "mirage_bench" / "metrics" / name / "README.md"
         cards.append(RenderedCard("metric", template, target, text))
     template = templates / "space_card.md"
-    # the pin is read from the package's own requirements file, wherever the cards are written
-    gradio = _gradio_pin(PACKAGE_DIR.parent / "space" / "requirements.txt")
     text = render_template(template, paper_judge=PAPER_JUDGE, gradio_version=gradio)
     cards.append(RenderedCard("space", template, root / "space" / "README.md", text))
     for card in cards:

@@ -45,6 +45,7 @@ def test_cards_take_their_values_from_one_source(cards) -> None:
         text = cards[f"mirage_bench/metrics/{name}/README.md"].text
         assert f"```bibtex\n{CITATIONS[name]}```" in text
         assert f'evaluate.load("mirage_bench/metrics/{name}")' in text
+        assert f'mirage_bench.metrics.load("{name}")' in text  # the documented call, wheel or checkout
         assert "{{" not in text and "{#" not in text
     oi = cards["mirage_bench/metrics/over_inference/README.md"].text
     micro, total = reported_statistic("micro_oi_pct"), int(reported_statistic("total_claims"))

@@ -44,6 +44,68 @@ def test_module_folder_and_card(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["over_inference", "judge_agreement", "reward_accuracy"])
+def test_module_folder_is_an_evaluate_space(name: str) -> None:
+    """Each folder can be pushed as an evaluate Space: Space YAML, app.py, requirements.txt."""
+    from huggingface_hub import SpaceCard
+
+    folder = METRICS / name
+    data = SpaceCard((folder / "README.md").read_text(encoding="utf-8")).data.to_dict()
+    assert data["sdk"] == "gradio" and data["app_file"] == "app.py" and data["sdk_version"]
+    assert {"evaluate", "metric"} <= set(data["tags"])
+    app = (folder / "app.py").read_text(encoding="utf-8")
+    assert "launch_gradio_widget" in app and 'if __name__ == "__main__":' in app  # nothing runs on import
+    requirements = (folder / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert "mirage-bench" in requirements and any(r.startswith("evaluate") for r in requirements)
+
+
+def test_documented_load_returns_the_module(evaluate_module) -> None:
+    import mirage_bench.metrics
+
+    metric = mirage_bench.metrics.load("over_inference")
+    assert isinstance(metric, evaluate_module.EvaluationModule)
+    assert mirage_bench.metrics.module_path("over_inference") == METRICS / "over_inference"
+    with pytest.raises(ValueError, match="unknown MirageBench metric"):
+        mirage_bench.metrics.load("accuracy")
+
+
+def test_label_metrics_accept_classlabel_ids(evaluate_module) -> None:
+    """A ClassLabel column (ids in G, R, S, F order) gives the same numbers as its strings."""
+    import mirage_bench.metrics
+
+    names = ["GROUNDED", "FABRICATED", "INFERRED_STEREOTYPE", "INFERRED_REASONABLE", "FABRICATED"]
+    ids = [LABEL_NAMES.index(n) for n in names]
+    oi = mirage_bench.metrics.load("over_inference")
+    assert oi.compute(predictions=ids) == oi.compute(predictions=names)
+    agreement = mirage_bench.metrics.load("judge_agreement")
+    human = ["GROUNDED", "FABRICATED", "FABRICATED", "INFERRED_REASONABLE", "GROUNDED"]
+    by_id = agreement.compute(predictions=ids, references=[LABEL_NAMES.index(n) for n in human])
+    assert by_id["accuracy"] == agreement.compute(predictions=names, references=human)["accuracy"] == 0.6
+
+
+def test_add_batch_takes_the_breakdown_columns(evaluate_module) -> None:
+    import mirage_bench.metrics
+
+    oi = mirage_bench.metrics.load("over_inference")
+    labels = ["GROUNDED", "FABRICATED", "FABRICATED", "INFERRED_STEREOTYPE", "GROUNDED", "GROUNDED"]
+    models = ["a", "a", "b", "b", "b", "a"]
+    whole = oi.compute(predictions=labels, models=models)
+    for start in (0, 2, 4):
+        oi.add_batch(predictions=labels[start:start + 2], models=models[start:start + 2])
+    assert oi.compute() == whole
+    for label, model in zip(labels, models, strict=True):
+        oi.add(prediction=label, model=model)
+    assert oi.compute() == whole
+    oi.add_batch(predictions=labels[:2], models=models[:2])
+    with pytest.raises(ValueError, match="same per-example columns"):
+        oi.add_batch(predictions=labels[2:4])
+    with pytest.raises(ValueError, match="differ from the"):
+        mirage_bench.metrics.load("over_inference").add_batch(predictions=labels, models=models[:2])
+    reward = mirage_bench.metrics.load("reward_accuracy")
+    reward.add_batch(predictions=[0.9, 0.2], references=[1, 0], generators=["g", "h"])
+    assert set(reward.compute()["per_generator"]) == {"g", "h"}
+
+
+@pytest.mark.parametrize("name", ["over_inference", "judge_agreement", "reward_accuracy"])
 def test_module_info_carries_the_shared_citation(name: str, evaluate_module) -> None:
     metric = evaluate_module.load(str(METRICS / name))
     assert metric.citation == CITATIONS[name]

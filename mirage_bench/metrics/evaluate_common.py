@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CITATIONS", "METRIC_NAMES", "bibtex", "metric_info"]
+__all__ = ["CITATIONS", "METRIC_NAMES", "ExampleColumns", "bibtex", "metric_info"]
 
 #: The metric folders under ``mirage_bench/metrics/``, in documentation order.
 METRIC_NAMES: tuple[str, ...] = ("over_inference", "judge_agreement", "reward_accuracy")
@@ -53,18 +53,98 @@ CITATIONS: dict[str, str] = {
 }
 
 
-def metric_info(name: str, description: str, inputs_description: str, **features: str) -> Any:
+def metric_info(
+    name: str,
+    description: str,
+    inputs_description: str,
+    *alternatives: dict[str, str],
+    **features: str,
+) -> Any:
     """The ``evaluate.MetricInfo`` of metric ``name``; ``features`` maps input column → value dtype.
 
+    ``alternatives``: further accepted input formats (same columns, other dtypes), e.g. the int64
+    ids of a ``ClassLabel`` column next to its strings; ``evaluate`` picks the first that fits.
     Raises ``KeyError`` for a name not in :data:`METRIC_NAMES`.
     """
     import datasets
     import evaluate
 
+    formats = [features, *alternatives]
+    if any(set(f) != set(features) for f in alternatives):
+        raise ValueError("every alternative input format must name the same columns")
+    options = [datasets.Features({c: datasets.Value(d) for c, d in f.items()}) for f in formats]
     return evaluate.MetricInfo(
         description=description,
         citation=CITATIONS[name],
         inputs_description=inputs_description,
-        features=datasets.Features({column: datasets.Value(dtype) for column, dtype in features.items()}),
+        features=options[0] if len(options) == 1 else options,
         reference_urls=[],
     )
+
+
+class ExampleColumns:
+    """Mixin for an ``evaluate.Metric``: per-example keyword columns also through ``add`` / ``add_batch``.
+
+    ``evaluate`` stores only the declared features (predictions, references) between ``add_batch``
+    calls; the breakdown columns (``models``, ``tasks``, … listed in :attr:`example_columns`) are
+    kept here, aligned with the predictions, and handed to ``compute``. Every batch must give the
+    same columns; giving them both to ``add_batch`` and to ``compute`` is refused, and so is
+    ``num_process > 1`` (each process would hold only its own columns). ``add`` takes the singular
+    names (``model=``, ``task=``, …).
+    """
+
+    #: Per-example keyword columns of ``_compute`` (plural names).
+    example_columns: tuple[str, ...] = ()
+
+    def _pending(self) -> dict[str, Any]:
+        return self.__dict__.setdefault("_pending_columns", {"n": 0, "columns": {}})
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):  # noqa: ANN001, ANN201
+        """``evaluate.Metric.add_batch`` that also accepts the per-example columns."""
+        extra = {k: kwargs.pop(k) for k in list(kwargs) if k in self.example_columns}
+        extra = {k: list(v) for k, v in extra.items() if v is not None}
+        pending = self._pending()
+        if extra:
+            if getattr(self, "num_process", 1) > 1:
+                raise ValueError(
+                    f"per-example columns {sorted(extra)} through add_batch need num_process=1; "
+                    "pass them to compute() instead"
+                )
+            n = len(predictions) if predictions is not None else 0
+            bad = {k: len(v) for k, v in extra.items() if len(v) != n}
+            if bad:
+                raise ValueError(f"per-example column length(s) {bad} differ from the {n} predictions")
+        if set(extra) != set(pending["columns"]) and (pending["n"] or pending["columns"]):
+            raise ValueError(
+                f"every add_batch call must give the same per-example columns: this one gives "
+                f"{sorted(extra)}, earlier ones gave {sorted(pending['columns'])}"
+            )
+        super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+        for key, values in extra.items():
+            pending["columns"].setdefault(key, []).extend(values)
+        pending["n"] += len(predictions) if predictions is not None else 0
+
+    def add(self, *, prediction=None, reference=None, **kwargs):  # noqa: ANN001, ANN201
+        """``evaluate.Metric.add`` that also accepts the singular per-example columns (``model=`` …)."""
+        singular = {column[:-1]: column for column in self.example_columns}
+        batch = {singular[k]: [kwargs.pop(k)] for k in list(kwargs) if k in singular}
+        if not batch:
+            return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
+        references = None if reference is None else [reference]
+        return self.add_batch(predictions=[prediction], references=references, **batch, **kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):  # noqa: ANN001, ANN201
+        """``evaluate.Metric.compute``, with the per-example columns stored by ``add_batch``."""
+        pending = self.__dict__.pop("_pending_columns", None)
+        if pending and pending["columns"]:
+            twice = sorted(k for k in pending["columns"] if kwargs.get(k) is not None)
+            if predictions is not None or twice:
+                raise ValueError(
+                    "per-example columns were given to add_batch: call compute() without predictions "
+                    f"and without {sorted(pending['columns'])}"
+                )
+            kwargs.update(pending["columns"])
+        try:
+            return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+        finally:
+            self.__dict__.pop("_pending_columns", None)  # compute() adds its own batch: start afresh

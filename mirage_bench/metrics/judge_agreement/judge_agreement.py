@@ -1,6 +1,7 @@
 """``evaluate`` metric: agreement of judge labels with human labels on the four-way taxonomy.
 
-Load it offline with ``evaluate.load("mirage_bench/metrics/judge_agreement")``. Predictions are the
+Load it with ``mirage_bench.metrics.load("judge_agreement")`` (checkout or installed wheel).
+Predictions are the
 judge's labels, references the human annotator's; statistics come from
 :func:`mirage_bench.metrics.agreement.agreement` (scikit-learn underneath).
 
@@ -25,9 +26,10 @@ confusion matrix; and the disagreements by ordinal distance on G -> R -> S -> F.
 
 _KWARGS_DESCRIPTION = """\
 Args:
-    predictions (list of str): the judge's label per item (GROUNDED, INFERRED_REASONABLE,
-        INFERRED_STEREOTYPE, FABRICATED; G/R/S/F and short names also accepted).
-    references (list of str): the human label per item, same vocabulary.
+    predictions (list of str or int): the judge's label per item (GROUNDED, INFERRED_REASONABLE,
+        INFERRED_STEREOTYPE, FABRICATED; G/R/S/F and short names also accepted; or ClassLabel ids 0..3
+        with the names in that order).
+    references (list of str or int): the human label per item, same vocabulary (same type as predictions).
     n_resamples (int, optional, default 0): bootstrap resamples for kappa_ci / binary_kappa_ci (0 = none).
     confidence (float, optional, default 0.95): CI level.
     seed (int, optional, default 0): bootstrap seed.
@@ -44,6 +46,7 @@ class JudgeAgreement(evaluate.Metric):
 
     def _info(self) -> evaluate.MetricInfo:
         return metric_info("judge_agreement", _DESCRIPTION, _KWARGS_DESCRIPTION,
+                           {"predictions": "int64", "references": "int64"},
                            predictions="string", references="string")
 
     def _compute(self, predictions, references, n_resamples=0, confidence=0.95, seed=0):

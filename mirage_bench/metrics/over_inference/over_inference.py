@@ -1,7 +1,8 @@
 """``evaluate`` metric: over-inference (OI) rate and four-way claim composition (MirageBench).
 
-Load it offline from a checkout with ``evaluate.load("mirage_bench/metrics/over_inference")`` (the
-folder path). Each prediction is the judge label of one claim; the statistics are computed by
+Load it with ``mirage_bench.metrics.load("over_inference")`` (from a checkout or an installed
+wheel; the same as ``evaluate.load`` of this folder). Each prediction is the judge label of one
+claim; the statistics are computed by
 :func:`mirage_bench.metrics.oi.oi_summary` (and :func:`~mirage_bench.metrics.oi.bootstrap_oi` when
 ``records`` are given).
 
@@ -14,7 +15,7 @@ folder path). Each prediction is the judge label of one claim; the statistics ar
 
 import evaluate
 
-from mirage_bench.metrics.evaluate_common import metric_info
+from mirage_bench.metrics.evaluate_common import ExampleColumns, metric_info
 from mirage_bench.metrics.oi import bootstrap_oi, oi_summary
 
 _DESCRIPTION = """\
@@ -27,8 +28,9 @@ and the micro-average (all claims pooled).
 
 _KWARGS_DESCRIPTION = """\
 Args:
-    predictions (list of str): one judge label per claim: GROUNDED, INFERRED_REASONABLE,
-        INFERRED_STEREOTYPE or FABRICATED (also accepted: grounded/reasonable/stereotype/fabricated, G/R/S/F).
+    predictions (list of str or int): one judge label per claim: GROUNDED, INFERRED_REASONABLE,
+        INFERRED_STEREOTYPE or FABRICATED (also accepted: grounded/reasonable/stereotype/fabricated, G/R/S/F),
+        or the integer ids 0..3 of a ClassLabel with the names in that order.
     models (list of str, optional): the model of each claim; adds per_model, macro_oi_rate, micro_oi_rate.
     tasks (list of str, optional): the task of each claim; adds per_task (and per_model_task with models).
     groups (list of str, optional): the persona stereotype group of each claim; adds per_group and
@@ -38,6 +40,8 @@ Args:
     n_resamples (int, optional, default 10000): bootstrap resamples when records are given.
     confidence (float, optional, default 0.95): CI level.
     seed (int, optional, default 0): bootstrap seed.
+    models, tasks, groups and records may also be given to add_batch() with each batch (add(): model=,
+    task=, group=, record=); compute() then takes none of them.
 Returns:
     n_claims, grounded_rate, reasonable_rate, stereotype_rate, fabricated_rate, oi_rate, and the
     optional breakdowns above (rates are fractions in [0, 1]).
@@ -45,11 +49,14 @@ Returns:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class OverInference(evaluate.Metric):
+class OverInference(ExampleColumns, evaluate.Metric):
     """Over-inference rate and claim composition of judged claims."""
 
+    example_columns = ("models", "tasks", "groups", "records")
+
     def _info(self) -> evaluate.MetricInfo:
-        return metric_info("over_inference", _DESCRIPTION, _KWARGS_DESCRIPTION, predictions="string")
+        return metric_info("over_inference", _DESCRIPTION, _KWARGS_DESCRIPTION, {"predictions": "int64"},
+                           predictions="string")
 
     def _compute(self, predictions, models=None, tasks=None, groups=None, records=None,
                  n_resamples=10_000, confidence=0.95, seed=0):

@@ -1,6 +1,7 @@
 """``evaluate`` metric: pairwise preference accuracy of a reward model or judge against humans.
 
-Load it offline with ``evaluate.load("mirage_bench/metrics/reward_accuracy")``. Each prediction is
+Load it with ``mirage_bench.metrics.load("reward_accuracy")`` (checkout or installed wheel).
+Each prediction is
 the evaluator's probability (or, with ``scale="margin"``, score margin) that the memory-conditioned
 response is preferred; each reference is 1 if the human preferred it, else 0. Statistics come from
 :func:`mirage_bench.metrics.reward.reward_accuracy`, whose docstring states the tie policy.
@@ -15,7 +16,7 @@ response is preferred; each reference is 1 if the human preferred it, else 0. St
 
 import evaluate
 
-from mirage_bench.metrics.evaluate_common import metric_info
+from mirage_bench.metrics.evaluate_common import ExampleColumns, metric_info
 from mirage_bench.metrics.reward import reward_accuracy
 
 _DESCRIPTION = """\
@@ -32,7 +33,8 @@ Args:
     references (list of int): 1 if the human preferred the memory-conditioned response, else 0.
     scale (str, optional, default "probability"): "probability" (threshold 0.5) or "margin" (threshold 0).
     tie_policy (str, optional, default "half"): "half", "no_memory", "memory" or "exclude".
-    generators (list of str, optional): the response generator of each pair; adds per_generator.
+    generators (list of str, optional): the response generator of each pair; adds per_generator (also
+        accepted by add_batch with each batch, or add(generator=...)).
     coverages (list of float, optional, default [0.25, 0.5, 0.75, 1.0]): selective-prediction coverages.
     n_resamples (int, optional, default 0): bootstrap resamples for accuracy_ci (0 = none).
     confidence (float, optional, default 0.95), seed (int, optional, default 0).
@@ -43,8 +45,10 @@ Returns:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RewardAccuracy(evaluate.Metric):
+class RewardAccuracy(ExampleColumns, evaluate.Metric):
     """Pairwise preference accuracy against human choices."""
+
+    example_columns = ("generators",)
 
     def _info(self) -> evaluate.MetricInfo:
         return metric_info("reward_accuracy", _DESCRIPTION, _KWARGS_DESCRIPTION,
