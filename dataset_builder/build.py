@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from dataset_builder.configs import (
+from .configs import (
     CONFIG_ORDER,
     DEFAULT_CONFIG,
     SENSITIVE_CONFIGS,
@@ -38,8 +38,8 @@ from dataset_builder.configs import (
     config_categories,
     encode_frame,
 )
-from dataset_builder.deidentify import WithholdPolicy
-from dataset_builder.detectors import Recognizer
+from .deidentify import WithholdPolicy
+from .detectors import Recognizer
 
 __all__ = ["GATED_DIR", "PRIVATE_DIR", "BuildReport", "build_dataset", "write_config"]
 
@@ -123,7 +123,7 @@ def fixture_record_count(records: Sequence[Any]) -> int:
     A record matches on ``(record_id, participant_id, query)``. From an installed wheel, where the
     test fixtures are absent, nothing matches.
     """
-    from dataset_builder.pii_eval import FIXTURE_DIR, load_planted_corpus
+    from .pii_eval import FIXTURE_DIR, load_planted_corpus
 
     keys: set[tuple[str, str, str]] = set()
     for path in sorted(FIXTURE_DIR.glob("planted_pii_*.jsonl")):
@@ -166,11 +166,12 @@ def build_dataset(
     """
     import time
 
-    from dataset_builder import sources
-    from dataset_builder.annotations import join_annotations, load_annotations, load_validation_sample
-    from dataset_builder.card import build_card, eval_yaml
-    from dataset_builder.validate import validate_build
     from mirage_bench.repo_ids import DATASET_REPO_ID, sensitive_repo_id
+
+    from . import sources
+    from .annotations import join_annotations, load_annotations, load_validation_sample
+    from .card import build_card, eval_yaml
+    from .validate import validate_build
 
     started = time.perf_counter()
     repo_hint = repo_hint or DATASET_REPO_ID
@@ -202,8 +203,8 @@ def build_dataset(
         tables["human_validation"] = sources.human_validation_config([])
     review: list[dict[str, object]] = []
     if preferences is not None:
-        from dataset_builder.pairs import build_preference_pairs
-        from dataset_builder.preferences import load_raw_preferences
+        from .pairs import build_preference_pairs
+        from .preferences import load_raw_preferences
 
         raw_records = load_raw_preferences(preferences)
         n_fixture = fixture_record_count(raw_records)
@@ -223,7 +224,7 @@ def build_dataset(
         tables["preference_pairs"] = pairs.table
         review, report.deid = pairs.review, pairs.summary
         if pii_corpus is not None:
-            from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, shipped_corpus
+            from .pii_eval import evaluate_planted, load_planted_corpus, shipped_corpus
 
             evaluation = evaluate_planted(load_planted_corpus(pii_corpus), recognizer, policy=withhold_policy)
             report.pii_eval = {

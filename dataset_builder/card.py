@@ -15,8 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from dataset_builder.configs import CONFIG_DESCRIPTIONS, FIELD_DOCS, ConfigTable, config_categories
 from mirage_bench.types import OVER_INFERENCE_LABELS, STEREOTYPE_TYPES
+
+from .configs import CONFIG_DESCRIPTIONS, FIELD_DOCS, ConfigTable, config_categories
 
 __all__ = ["CARD_CITATIONS", "GATED_PROMPT", "build_card", "eval_yaml", "size_category"]
 

@@ -219,7 +219,7 @@ def config_categories(name: str) -> dict[str, tuple[str, ...]]:
     if name == "human_validation":
         return {**instance, "human_label": labels, "judge_label": labels}
     if name == "preference_pairs":
-        from dataset_builder.preferences import MEMORY_FIVE_POINT, REGIMES
+        from .preferences import MEMORY_FIVE_POINT, REGIMES
 
         return {
             "regime": tuple(REGIMES),

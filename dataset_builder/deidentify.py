@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from dataset_builder.detectors import Entity, Recognizer, find_patterns, generalize_date, resolve_overlaps
-from dataset_builder.preferences import RawPreferenceRecord
+from .detectors import Entity, Recognizer, find_patterns, generalize_date, resolve_overlaps
+from .preferences import RawPreferenceRecord
 
 __all__ = [
     "PUBLISHED_FIELDS",

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dataset_builder.configs import ConfigTable, config_features
-from dataset_builder.deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records
-from dataset_builder.detectors import Recognizer
-from dataset_builder.preferences import RawPreferenceRecord, memory_preference
+from .configs import ConfigTable, config_features
+from .deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records
+from .detectors import Recognizer
+from .preferences import RawPreferenceRecord, memory_preference
 
 __all__ = ["PairsBuild", "assign_splits", "build_preference_pairs"]
 

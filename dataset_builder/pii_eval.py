@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dataset_builder.deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records
-from dataset_builder.detectors import ENTITY_KINDS, Recognizer
-from dataset_builder.preferences import PreferenceFormatError, RawPreferenceRecord
 from mirage_bench.paths import PACKAGE_DIR
+
+from .deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records
+from .detectors import ENTITY_KINDS, Recognizer
+from .preferences import PreferenceFormatError, RawPreferenceRecord
 
 __all__ = [
     "DEFAULT_CORPUS",

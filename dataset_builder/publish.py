@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dataset_builder.build import GATED_DIR, PRIVATE_DIR
+from .build import GATED_DIR, PRIVATE_DIR
 
 __all__ = [
     "PublishError",
@@ -108,7 +108,7 @@ def publishable_files(build_dir: Path) -> dict[str, Path]:
 
 def check_build(build_dir: Path) -> None:
     """Raise :class:`PublishError` unless the build's report and a fresh validation both pass."""
-    from dataset_builder.validate import validate_build
+    from .validate import validate_build
 
     report_path = build_dir / PRIVATE_DIR / "build_report.json"
     if not report_path.exists():

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dataset_builder.configs import BuildError, ConfigTable, config_features
 from mirage_bench.reported import TABLE10_TASKS
 from mirage_bench.types import OVER_INFERENCE_LABELS, Label
+
+from .configs import BuildError, ConfigTable, config_features
 
 __all__ = [
     "RunInput",

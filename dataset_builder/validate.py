@@ -86,7 +86,7 @@ def validate_build(out: str | Path, *, gated: bool = False) -> list[str]:
     ``gated``: ``out`` is the sensitive repository (``out/gated`` of a build), whose card must carry
     the access-request pledge; a public folder must list no sensitive config.
     """
-    from dataset_builder.configs import SENSITIVE_CONFIGS
+    from .configs import SENSITIVE_CONFIGS
 
     out = Path(out)
     readme = out / "README.md"

@@ -90,7 +90,7 @@ def create_sample(claims: pd.DataFrame, spec: SampleSpec | None = None) -> list[
     (``spec.strict``: raise ``ValueError`` naming any class that cannot meet them; otherwise take what
     there is); returns ``ValidationSampleItem``s in presentation order.
     """
-    from dataset_builder.annotations import ValidationSampleItem, make_item_id
+    from mirage_bench.dataset_builder.annotations import ValidationSampleItem, make_item_id
     from mirage_bench.metrics.agreement import stratified_validation_sample
     from mirage_bench.personas import load_personas
     from mirage_bench.tasks import get_task
@@ -127,7 +127,7 @@ def save_sample(store: SubmissionStore, sample_id: str, items: list[Any]) -> Non
 
 def load_sample(store: SubmissionStore, sample_id: str) -> list[Any]:
     """The sample's items in presentation order."""
-    from dataset_builder.annotations import load_validation_sample
+    from mirage_bench.dataset_builder.annotations import load_validation_sample
 
     return sorted(load_validation_sample([store.sample_path(sample_id)]), key=lambda i: i.position)
 
@@ -156,7 +156,7 @@ def record_label(
     store: SubmissionStore, sample_id: str, annotator_id: str, item_id: str, label: Label
 ) -> int:
     """Durably save one human label (an ``AnnotationRecord``); returns the annotator's label count."""
-    from dataset_builder.annotations import AnnotationRecord
+    from mirage_bench.dataset_builder.annotations import AnnotationRecord
 
     item = next((i for i in load_sample(store, sample_id) if i.item_id == item_id), None)
     if item is None:

@@ -18,8 +18,9 @@ from typing import Any
 
 if __package__ in (None, ""):  # executed as a script by the Hugging Face Spaces runtime
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from space import tabs_board, tabs_data, tabs_submit  # noqa: E402
+    from space import tabs_board, tabs_data, tabs_submit
+else:  # imported: space.app in a checkout, mirage_bench.space.app in an installed wheel
+    from . import tabs_board, tabs_data, tabs_submit
 
 TITLE = "MirageBench leaderboard: over-inference in personalized LLMs"
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from mirage_bench import annotation as ann
 from mirage_bench import browse
-from space.tabs_board import Context
+
+from .tabs_board import Context
 
 GROUPS = ["stereotypical", "counter_stereotypical", "neutral"]
 

@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 from mirage_bench.submissions import Metadata, SubmissionError
-from space.tabs_board import Context
+
+from .tabs_board import Context
 
 #: Queue table columns, the ones a submitter looks for first.
 QUEUE_COLUMNS = [

@@ -49,3 +49,74 @@ def test_wheel_carries_prompts_cards_and_data(tmp_path: Path) -> None:
         assert f"mirage_bench/_resources/prompts/{name}" in names
     assert "mirage_bench/data/personas.jsonl" in names
     assert any(n.startswith("mirage_bench/_resources/cards/") for n in names)
+
+
+def test_version_option_prints_package_version() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == mirage_bench.__version__
+
+
+def _blocked(module: str, code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter where ``module`` cannot be imported (an extra not installed)."""
+    blocker = (
+        "import importlib.abc, sys\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] == {module!r}: raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    return subprocess.run([sys.executable, "-c", blocker + code], capture_output=True, text=True, timeout=120)
+
+
+def test_missing_extra_stops_at_once_with_the_install_line() -> None:
+    result = _blocked("gradio", "import sys; sys.argv = ['mirage-bench', 'space']\n"
+                      "from mirage_bench.cli import main; main()")
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()  # no traceback
+    assert "pip install 'mirage-bench[space]'" in line
+    result = _blocked("openai", "from mirage_bench.backends.registry import make_backend\n"
+                      "from mirage_bench._extras import MissingExtraError\n"
+                      "try:\n    make_backend('openai:gpt-4o-mini')\n"
+                      "except MissingExtraError as exc:\n    print(exc)\n")
+    assert result.returncode == 0 and "pip install 'mirage-bench[api]'" in result.stdout, result.stderr
+
+
+def test_every_command_help_has_an_example() -> None:
+    """Each command's --help shows a runnable example (run and judge: the engine's own)."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    skip = {"run", "judge", "submit", "queue", "leaderboard", "worker", "version"}
+    missing = []
+    for name, command in group.commands.items():
+        if name in skip:
+            continue
+        commands = getattr(command, "commands", None) or {name: command}
+        for sub, leaf in commands.items():
+            if "mirage-bench " not in (leaf.help or ""):
+                missing.append(sub if sub == name else f"{name} {sub}")
+    assert not missing, f"commands without an example in their help: {missing}"
+
+
+def test_wheel_installs_only_mirage_bench_with_license_and_metadata(tmp_path: Path) -> None:
+    """No generic top-level packages (space, submissions, dataset_builder) in site-packages."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
+         str(ROOT)],
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("mirage_bench-*.whl")
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    dist = f"mirage_bench-{mirage_bench.__version__}.dist-info"
+    assert {n.split("/")[0] for n in names} == {"mirage_bench", dist}
+    for module in ("dataset_builder/build.py", "dataset_builder/publish.py", "space/app.py",
+                   "metrics/over_inference/over_inference.py", "metrics/over_inference/app.py"):
+        assert f"mirage_bench/{module}" in names, module
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    assert f"{dist}/licenses/LICENSE" in names
+    metadata = archive.read(f"{dist}/METADATA").decode()
+    assert "Project-URL: Dataset, https://huggingface.co/datasets/" in metadata
+    assert "Classifier: Programming Language :: Python :: 3.11" in metadata
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert not [r for r in requires if "==" in r.split(";")[0]], "no machine-specific exact pin"

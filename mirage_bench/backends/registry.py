@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mirage_bench._extras import require_backend
 from mirage_bench.backends.base import Backend
 
 #: Spec kinds accepted by :func:`make_backend`.
@@ -78,6 +79,7 @@ def make_backend(spec: str, **options: Any) -> Backend:
     extra to install.
     """
     kind, target, base_url = parse_spec(spec)
+    require_backend(kind)  # a missing SDK stops here, with the pip install line
     if kind == "scripted":
         from mirage_bench.backends.scripted import ScriptedBackend
 

@@ -14,7 +14,7 @@ from mirage_bench.repo_ids import DATASET_REPO_ID
 
 
 def _recognizer(ner: str, spacy_model: str):  # noqa: ANN202 - returns a Recognizer or None
-    from dataset_builder.detectors import SpacyRecognizer
+    from mirage_bench.dataset_builder.detectors import SpacyRecognizer
 
     if ner == "none":
         return None
@@ -70,11 +70,11 @@ def build_dataset_command(
 
         mirage-bench build-dataset --out build/miragebench --runs runs/gpt-4o --json
     """
-    from dataset_builder.annotations import AnnotationError
-    from dataset_builder.build import PRIVATE_DIR, build_dataset
-    from dataset_builder.configs import BuildError
-    from dataset_builder.pii_eval import DEFAULT_CORPUS
-    from dataset_builder.preferences import PreferenceFormatError
+    from mirage_bench.dataset_builder.annotations import AnnotationError
+    from mirage_bench.dataset_builder.build import PRIVATE_DIR, build_dataset
+    from mirage_bench.dataset_builder.configs import BuildError
+    from mirage_bench.dataset_builder.pii_eval import DEFAULT_CORPUS
+    from mirage_bench.dataset_builder.preferences import PreferenceFormatError
 
     if withhold_policy not in ("differing_text", "generalized_only"):
         raise typer.BadParameter("--withhold-policy must be differing_text or generalized_only")
@@ -161,7 +161,7 @@ def publish_command(
 
         mirage-bench publish build/miragebench --repo-id my-org/miragebench --dry-run
     """
-    from dataset_builder.publish import PublishError, publish
+    from mirage_bench.dataset_builder.publish import PublishError, publish
 
     for value, option in ((repo_id, "--repo-id"), (gated_repo_id, "--gated-repo-id")):
         if value is not None and (value.count("/") != 1 or not all(value.split("/"))):
@@ -229,9 +229,13 @@ def deidentify_command(
     """Measure the de-identifier on planted-PII corpora: recall per entity kind and published-row leaks.
 
     Exits 1 when a planted identifier reaches a published row under any recognizer evaluated.
+
+    Example:
+
+        mirage-bench deidentify tests/fixtures/dataset/planted_pii_corpus.jsonl --ner spacy --ner none
     """
-    from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, markdown_table
-    from dataset_builder.preferences import PreferenceFormatError
+    from mirage_bench.dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, markdown_table
+    from mirage_bench.dataset_builder.preferences import PreferenceFormatError
 
     if as_json and markdown:
         raise typer.BadParameter("--json and --markdown are exclusive")
@@ -272,8 +276,13 @@ def render_cards_command(
         None, "--root", help="Project root holding mirage_bench/metrics/ and space/ (default: this one)."
     ),
 ) -> None:
-    """Render the metric cards and the Space card from their templates in cards/."""
-    from dataset_builder.render_cards import CardRenderError, render_cards, write_cards
+    """Render the metric cards and the Space card from their templates in cards/.
+
+    Example:
+
+        mirage-bench render-cards --check
+    """
+    from mirage_bench.dataset_builder.render_cards import CardRenderError, render_cards, write_cards
 
     try:
         cards = render_cards(root)
@@ -294,9 +303,42 @@ def render_cards_command(
         typer.echo(f"  {'wrote    ' if card.target in written else 'unchanged'} {card.target}")
 
 
+def eval_results_command(
+    run_dir: Path = typer.Argument(..., help="A judged run directory (manifest.json, claims.parquet)."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Folder to write .eval_results/ into, e.g. a model repo clone (default RUN_DIR)."
+    ),
+    dataset_id: str = typer.Option(DATASET_REPO_ID, "--dataset-id", help="Benchmark dataset repo id."),
+    as_json: bool = typer.Option(False, "--json", help="Print the entries as JSON instead of writing them."),
+) -> None:
+    """Write the model-side Hub Eval Results file (.eval_results/miragebench.yaml) of a measured run.
+
+    The value is the run's OI rate in percent (lower is better), one entry per judge; smoke-test
+    runs are refused. Open a pull request with the file on the model's Hub repository.
+
+    Example:
+
+        mirage-bench eval-results runs/gpt-4o --out ./my-model-repo
+    """
+    from mirage_bench.dataset_builder.configs import BuildError
+    from mirage_bench.dataset_builder.eval_results import eval_results, write_eval_results
+
+    try:
+        if as_json:
+            typer.echo(json.dumps(eval_results(run_dir, dataset_id=dataset_id), indent=1))
+            return
+        path = write_eval_results(run_dir, out, dataset_id=dataset_id)
+    except BuildError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(f"wrote {path}")
+    typer.echo(f"add it to the model repo: hf upload ORG/MODEL {path} .eval_results/{path.name} --create-pr")
+
+
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the top-level app."""
     app.command("build-dataset")(build_dataset_command)
+    app.command("eval-results")(eval_results_command)
     app.command("publish")(publish_command)
     app.command("deidentify")(deidentify_command)
     app.command("render-cards")(render_cards_command)

@@ -178,7 +178,12 @@ def report_command(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A run directory."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of tables."),
 ) -> None:
-    """Print a run's leaderboard row, per-task table and failure counts."""
+    """Print a run's leaderboard row, per-task table and failure counts.
+
+    Example:
+
+        mirage-bench report runs/gpt-4o-mini --json
+    """
     from mirage_bench.instruments.summary import render_report, summarize
     from mirage_bench.runs import RunDir
 
@@ -215,7 +220,12 @@ def generate_persona_command(
     persona_id: str = typer.Option("p_151", "--persona-id", help="Id given to the generated persona."),
     seed: int = typer.Option(0, "--seed", help="Seed passed to the call."),
 ) -> None:
-    """Generate one persona with the G.8 prompt and validate it; prints JSON, exits 1 if invalid."""
+    """Generate one persona with the G.8 prompt and validate it; prints JSON, exits 1 if invalid.
+
+    Example:
+
+        mirage-bench generate-persona --model openai:gpt-4o-mini --stereotype-type neutral --occupation nurse
+    """
     from mirage_bench.client import Client, run_closing
     from mirage_bench.instruments.persona_gen import generate_persona
     from mirage_bench.runs import build_backend

@@ -32,7 +32,12 @@ def _console():  # rich is a core dependency; imported lazily to keep CLI start-
 
 @personas_app.command("validate")
 def validate(path: _PathArg = None) -> None:
-    """Check a persona file against every rule of issue 2 §3; exit 1 and list the problems if any."""
+    """Check a persona file against every rule of issue 2 §3; exit 1 and list the problems if any.
+
+    Example:
+
+        mirage-bench personas validate my_personas.jsonl
+    """
     from rich.table import Table
 
     from mirage_bench.personas import DEFAULT_PERSONAS_PATH, read_personas_file, validate_personas
@@ -85,7 +90,12 @@ def show(
     path: _PathOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw JSON record.")] = False,
 ) -> None:
-    """Show one persona: its revealed facts and its hidden ground-truth profile."""
+    """Show one persona: its revealed facts and its hidden ground-truth profile.
+
+    Example:
+
+        mirage-bench personas show seed_001 --json
+    """
     from rich.table import Table
 
     from mirage_bench.personas import PersonaFileError, get_persona
@@ -122,7 +132,12 @@ def list_personas(
     ] = None,
     path: _PathOpt = None,
 ) -> None:
-    """List personas (id, group, name, age, occupation, city)."""
+    """List personas (id, group, name, age, occupation, city).
+
+    Example:
+
+        mirage-bench personas list --group neutral
+    """
     from rich.table import Table
 
     from mirage_bench.personas import PersonaFileError, load_personas

@@ -25,7 +25,12 @@ def list_command(
         False, "--json", help="Print a JSON list of {name, sha256, placeholders, provenance}."
     ),
 ) -> None:
-    """List every template: name, sha256 (first 12 hex digits), placeholders, provenance."""
+    """List every template: name, sha256 (first 12 hex digits), placeholders, provenance.
+
+    Example:
+
+        mirage-bench prompts list
+    """
     from mirage_bench.prompts import PromptError, list_templates, load_template, template_provenance
 
     rows = []
@@ -59,7 +64,12 @@ def show_command(
         False, "--info", help="Print name, full sha256, placeholders and provenance first."
     ),
 ) -> None:
-    """Print template NAME exactly as the loader reads it (placeholders unfilled)."""
+    """Print template NAME exactly as the loader reads it (placeholders unfilled).
+
+    Example:
+
+        mirage-bench prompts show judge_system --info
+    """
     from mirage_bench.prompts import PromptError, load_template, template_provenance
 
     try:
@@ -87,7 +97,12 @@ def accum_validate_command(
     path: Path | None = typer.Option(None, "--path", help="Script file (default: the shipped one)."),
     personas: Path | None = typer.Option(None, "--personas", help="Persona file (default: the shipped one)."),
 ) -> None:
-    """Check the Accum scripts: counts, rounds 1..8, persona ids, balanced groups, contradiction rounds."""
+    """Check the Accum scripts: counts, rounds 1..8, persona ids, balanced groups, contradiction rounds.
+
+    Example:
+
+        mirage-bench accum-scripts validate
+    """
     from mirage_bench.accum_scripts import AccumScriptFileError, load_accum_scripts, validate_accum_scripts
     from mirage_bench.personas import load_personas
 
@@ -111,7 +126,12 @@ def accum_show_command(
     persona_id: str = typer.Argument(..., help="Persona id, e.g. seed_001."),
     path: Path | None = typer.Option(None, "--path", help="Script file (default: the shipped one)."),
 ) -> None:
-    """Print one persona's script round by round, marking the planted contradictions."""
+    """Print one persona's script round by round, marking the planted contradictions.
+
+    Example:
+
+        mirage-bench accum-scripts show seed_001
+    """
     from mirage_bench.accum_scripts import get_accum_script
 
     try:

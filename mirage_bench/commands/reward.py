@@ -58,7 +58,13 @@ def build_pairs_command(
     cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
     concurrency: int = typer.Option(8, "--concurrency", min=1),
 ) -> None:
-    """Retrieve memories, generate with/without-memory responses, screen, keep the top pairs."""
+    """Retrieve memories, generate with/without-memory responses, screen, keep the top pairs.
+
+    Example:
+
+        mirage-bench reward build-pairs --participants p.jsonl --generator openai:gpt-4o-mini \\
+            --screener openai:gpt-4o --out pairs.jsonl
+    """
     from mirage_bench.client import run_closing
     from mirage_bench.reward.data import DataError, Participant, read_jsonl, write_jsonl
     from mirage_bench.reward.llm import open_client
@@ -120,7 +126,12 @@ def train_command(
     concurrency: int = typer.Option(8, "--concurrency", min=1),
     cv: bool = typer.Option(True, "--cv/--no-cv", help="Run the grouped cross-validation (held-out scores)."),
 ) -> None:
-    """Grouped CV (held-out scores + ablations) and the full-data fit, saved with rubric and weights."""
+    """Grouped CV (held-out scores + ablations) and the full-data fit, saved with rubric and weights.
+
+    Example:
+
+        mirage-bench reward train --pairs labelled_pairs.jsonl --out models/memory_aware --judge openai:gpt-4o
+    """
     from mirage_bench.reward.artifact import fit_full
     from mirage_bench.reward.data import DataError, load_pairs, write_jsonl
     from mirage_bench.reward.evaluation import evaluate_scores, select_pairs
@@ -218,7 +229,12 @@ def score_command(
     cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
     concurrency: int = typer.Option(8, "--concurrency", min=1),
 ) -> None:
-    """Score pairs with a trained model or a baseline; write P(memory response preferred) per pair."""
+    """Score pairs with a trained model or a baseline; write P(memory response preferred) per pair.
+
+    Example:
+
+        mirage-bench reward score --pairs pairs.jsonl --model models/memory_aware --out scores.jsonl
+    """
     from mirage_bench.reward.artifact import ArtifactError, TrainedRewardModel
     from mirage_bench.reward.baselines import judge_pairs
     from mirage_bench.reward.data import DataError, load_pairs, write_jsonl
@@ -287,7 +303,12 @@ def evaluate_command(
     write: bool = typer.Option(True, "--write/--no-write", help="Write scored pair sets."),
     split: list[str] = typer.Option(None, "--split", help=SPLIT_HELP),
 ) -> None:
-    """Print Table 3 / Table 5 shaped results; write one scored pair set per method."""
+    """Print Table 3 / Table 5 shaped results; write one scored pair set per method.
+
+    Example:
+
+        mirage-bench reward evaluate --pairs labelled_pairs.jsonl --scores scores.jsonl
+    """
     from mirage_bench.reward.data import DataError, load_pairs
     from mirage_bench.reward.evaluation import evaluate_scores, load_scores, select_pairs, write_scored_sets
 
@@ -315,7 +336,12 @@ def synthetic_command(
     pairs_per_participant: int = typer.Option(12, "--pairs-per-participant", min=1),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
-    """Write SYNTHETIC fixtures (fake participants and labels) for offline demos; never data."""
+    """Write SYNTHETIC fixtures (fake participants and labels) for offline demos; never data.
+
+    Example:
+
+        mirage-bench reward synthetic --out demo/
+    """
     from mirage_bench.reward.data import write_jsonl
     from mirage_bench.reward.synthetic import synthetic_pairs, synthetic_participants
 

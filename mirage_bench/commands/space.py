@@ -28,9 +28,17 @@ def register(app: typer.Typer) -> None:
             8, min=1, help="Calls in flight to a submitted endpoint while generating its responses."
         ),
     ) -> None:
-        """Serve the leaderboard Space (Gradio) with its in-process judging worker."""
+        """Serve the leaderboard Space (Gradio) with its in-process judging worker.
+
+        Example:
+
+            mirage-bench space --port 7860 --runs runs/gpt-4o
+        """
+        from mirage_bench._extras import require
+
+        require("gradio", "space", feature="`mirage-bench space`")  # before anything else: one line
         from mirage_bench.leaderboard import row_from_run_dir
-        from space.app import SpaceConfig, launch
+        from mirage_bench.space.app import SpaceConfig, launch
 
         for run_dir in runs:
             if not (run_dir / "claims.parquet").exists():
@@ -94,7 +102,12 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, help="Overwrite an existing sample of that name."),
         lenient: bool = typer.Option(False, help="Take what there is when a class is short or not diverse."),
     ) -> None:
-        """Draw a stratified blind-annotation sample (Appendix H.1) from run claims into the store."""
+        """Draw a stratified blind-annotation sample (Appendix H.1) from run claims into the store.
+
+        Example:
+
+            mirage-bench annotate-sample --runs runs/gpt-4o-mini --runs runs/llama-3-8b --name validation
+        """
         from mirage_bench.annotation import SampleSpec, claims_from_runs, create_sample, save_sample
         from mirage_bench.submissions import SubmissionStore, safe_id
 

@@ -118,7 +118,7 @@ def _class_names(features: Any) -> dict[str, list[str]]:
 
 def _declared_class_names() -> dict[str, list[str]]:
     """Category names in the order older (ClassLabel) releases encoded them; columns are strings now."""
-    from dataset_builder.configs import config_categories
+    from mirage_bench.dataset_builder.configs import config_categories
 
     return {c: list(v) for c, v in config_categories(CONFIG_NAME).items() if c in _CATEGORY_COLUMNS}
 
