@@ -117,18 +117,32 @@ def write_config(out: Path, table: ConfigTable, *, max_shard_rows: int = MAX_SHA
     )
 
 
+#: sha256 fingerprints of the package's SYNTHETIC fixture study records (the planted-PII corpora),
+#: shipped as package data so that an installed wheel recognises them too.
+FIXTURE_FINGERPRINTS = "fixture_record_fingerprints.txt"
+
+
+def record_fingerprint(record: Any) -> str:
+    """sha256 of a raw study record's ``record_id``, ``participant_id`` and ``query``."""
+    key = "\x1f".join((record.record_id, record.participant_id, record.query))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def fixture_fingerprints() -> frozenset[str]:
+    """The shipped fingerprints of the fixture records (empty if the data file is absent)."""
+    from mirage_bench.paths import DATA_DIR
+
+    path = DATA_DIR / FIXTURE_FINGERPRINTS
+    if not path.is_file():
+        return frozenset()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
 def fixture_record_count(records: Sequence[Any]) -> int:
-    """How many raw study records are the package's own synthetic fixture records (planted-PII corpora).
-
-    A record matches on ``(record_id, participant_id, query)``. From an installed wheel, where the
-    test fixtures are absent, nothing matches.
-    """
-    from .pii_eval import FIXTURE_DIR, load_planted_corpus
-
-    keys: set[tuple[str, str, str]] = set()
-    for path in sorted(FIXTURE_DIR.glob("planted_pii_*.jsonl")):
-        keys |= {(r.record_id, r.participant_id, r.query) for r in load_planted_corpus(path).records}
-    return sum((r.record_id, r.participant_id, r.query) in keys for r in records)
+    """How many raw study records are the package's own synthetic fixture records (planted-PII corpora)."""
+    known = fixture_fingerprints()
+    return sum(record_fingerprint(r) in known for r in records)
 
 
 def _sha256(path: Path) -> str:

@@ -214,3 +214,16 @@ def test_preference_pairs_go_to_their_own_gated_repo(build_with_pairs: Path) -> 
         first_commit = next(i for i, r in enumerate(hub.requests) if r[1].startswith(commit))
         assert settings and settings[0] < first_commit  # gated before the first upload
         assert not hub.unknown
+
+
+def test_fixture_fingerprints_cover_every_shipped_fixture_record() -> None:
+    """The package data lists every synthetic fixture study record (so a wheel recognises them too)."""
+    from dataset_builder.build import fixture_fingerprints, record_fingerprint
+    from dataset_builder.pii_eval import load_planted_corpus
+
+    records = [r for p in sorted(FIX.glob("planted_pii_*.jsonl")) for r in load_planted_corpus(p).records]
+    assert records
+    expected = {record_fingerprint(r) for r in records}
+    assert fixture_fingerprints() == expected, (
+        "regenerate mirage_bench/data/fixture_record_fingerprints.txt from the planted-PII corpora"
+    )
