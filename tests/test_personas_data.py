@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -30,13 +29,9 @@ PAPER_FILE = "000_486715025b63fedc.txt"
 
 def _paper_path() -> Path | None:
     """The MirageBench paper (seed file), if this checkout can see it."""
-    candidates = [Path(__file__).resolve().parents[1] / "shared" / "seeds", Path("/work/shared/seeds")]
-    if os.environ.get("MIRAGE_BENCH_SEEDS_DIR"):
-        candidates.insert(0, Path(os.environ["MIRAGE_BENCH_SEEDS_DIR"]))
-    for folder in candidates:
-        if (folder / PAPER_FILE).is_file():
-            return folder / PAPER_FILE
-    return None
+    from tests.seeds import seed_path
+
+    return seed_path(PAPER_FILE)
 
 
 def _g3_section(text: str) -> str:
@@ -105,7 +100,7 @@ def test_counts_groups_and_sources(personas: list[Persona]) -> None:
 def test_g3_excerpt_fixture_matches_paper() -> None:
     paper = _paper_path()
     if paper is None:
-        pytest.skip("the MirageBench paper (seed file) is not present in this checkout")
+        pytest.skip("the MirageBench paper (seed file) is not present: set MIRAGE_BENCH_SEEDS_DIR")
     excerpt = (FIXTURES / "paper_G3_excerpt.txt").read_text(encoding="utf-8")
     assert excerpt == _g3_section(paper.read_text(encoding="utf-8"))
 

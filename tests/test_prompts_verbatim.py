@@ -1,6 +1,6 @@
 """The verbatim templates are the paper's Appendix G text, character for character.
 
-Each passage is extracted from the seed paper (``/work/shared/seeds/000_...txt``; where the seed
+Each passage is extracted from the seed paper (``000_...txt``, located by ``tests/seeds.py``; where the seed
 is not on the machine, from the verbatim excerpt in ``tests/fixtures/prompts/``, itself checked
 against the seed whenever the seed is present). The paper's placeholders (``[fact_1]``, ``[TASK]``,
 ``$[$response$]$`` …) are mapped to ``{{name}}`` and the result must equal the template exactly,
@@ -18,9 +18,10 @@ import pytest
 
 from mirage_bench.prompts import TEMPLATE_PROVENANCE, list_templates, load_template
 from mirage_bench.types import LABELS, Accuracy
+from tests.seeds import SKIP_REASON, seed_path
 
 HERE = Path(__file__).resolve().parent
-SEED = Path("/work/shared/seeds/000_486715025b63fedc.txt")
+SEED = seed_path() or Path(SKIP_REASON)  # a path that is not a file when the seed is absent
 EXCERPT = HERE / "fixtures" / "prompts" / "seed_000_excerpt.txt"
 TASK_IDS_G1_ORDER = (
     "dating_profile",
@@ -134,7 +135,7 @@ def _assert_same(expected: str, actual: str, name: str) -> None:
 
 def test_excerpt_fixture_is_verbatim_seed_text() -> None:
     if not SEED.is_file():
-        pytest.skip("seed paper not on this machine; the excerpt fixture stands in for it")
+        pytest.skip(SKIP_REASON)
     seed = SEED.read_text(encoding="utf-8")
     blocks = _excerpt_blocks()
     assert len(blocks) == 2

@@ -18,9 +18,10 @@ from mirage_bench.reported import (
     reported_statistic,
     reported_tables,
 )
+from tests.seeds import SKIP_REASON, seed_path
 
 FIXTURE = Path(__file__).parent / "fixtures" / "metrics" / "seed_000_tables.txt"
-SEED = Path("/work/shared/seeds/000_486715025b63fedc.txt")
+SEED = seed_path() or Path(SKIP_REASON)  # a path that is not a file when the seed is absent
 
 
 def _seed_lines() -> list[str]:
@@ -48,7 +49,7 @@ def _seed_block(header_prefix: str) -> list[list[str]]:
 
 def test_fixture_excerpt_is_verbatim_seed_text() -> None:
     if not SEED.is_file():
-        pytest.skip("seed file not on this machine; the excerpt is checked where it is")
+        pytest.skip(SKIP_REASON)
     seed = set(SEED.read_text(encoding="utf-8").splitlines())
     excerpt = [line for line in FIXTURE.read_text(encoding="utf-8").split("===\n", 1)[1].splitlines() if line]
     assert excerpt and all(line in seed for line in excerpt)

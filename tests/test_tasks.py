@@ -10,9 +10,10 @@ import pytest
 
 from mirage_bench.prompts import load_template, render
 from mirage_bench.tasks import TASK_IDS, TASKS, get_task, tasks_by_groundability
+from tests.seeds import SKIP_REASON, seed_path
 
 HERE = Path(__file__).resolve().parent
-SEED = Path("/work/shared/seeds/000_486715025b63fedc.txt")
+SEED = seed_path() or Path(SKIP_REASON)  # a path that is not a file when the seed is absent
 EXCERPT = HERE / "fixtures" / "prompts" / "seed_000_excerpt.txt"
 
 

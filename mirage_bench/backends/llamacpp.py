@@ -1,7 +1,7 @@
 """``llamacpp:<file.gguf>``: in-process llama-cpp-python (optional; not installed by default).
 
 PyPI ships llama-cpp-python only as an sdist (a ~7-minute compile on 2 cores, measured in
-``/work/shared/STACK-FACTS.md``), so it is not part of any extra; install it yourself
+the development machine's stack notes), so it is not part of any extra; install it yourself
 (``pip install llama-cpp-python``) to get ~65 tok/s instead of transformers' ~9 tok/s on the
 embedded GGUF. A JSON schema is enforced with ``response_format={"type": "json_object",
 "schema": ...}`` (grammar-constrained sampling). Generation runs in a worker thread under one lock

@@ -6,7 +6,7 @@ sha256-checked, under ``~/.cache/mirage-bench/models/`` (or ``$MIRAGE_BENCH_MODE
 afterwards. It is loaded through transformers (``gguf_file=``; needs ``gguf`` and ``accelerate``).
 
 Why transformers and not llama-cpp-python: measured on the project's 2-core machines
-(``/work/shared/STACK-FACTS.md``), transformers loads the GGUF in ~50 s and generates ~9 tok/s, while
+(the development machine's stack notes), transformers loads the GGUF in ~50 s and generates ~9 tok/s, while
 llama-cpp-python generates ~65 tok/s but PyPI has only its sdist, a ~7-minute compile; a default
 that compiles would make ``make test`` on a fresh machine unbearable. ``llamacpp:<file.gguf>`` stays
 available for those who install it.
