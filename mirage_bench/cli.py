@@ -16,6 +16,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode="markdown",  # help paragraphs reflow to the terminal; indented examples stay code
 )
 
 #: Modules under ``mirage_bench.commands`` that add commands to :data:`app`.
