@@ -189,7 +189,9 @@ def test_preference_pairs_go_to_their_own_gated_repo(build_with_pairs: Path) -> 
     gated = sensitive_repo_id(REPO)
     public_card = (build_with_pairs / "README.md").read_text(encoding="utf-8")
     assert "config_name: preference_pairs" not in public_card and gated in public_card
-    assert "extra_gated_prompt" in (build_with_pairs / GATED_DIR / "README.md").read_text(encoding="utf-8")
+    gated_card = (build_with_pairs / GATED_DIR / "README.md").read_text(encoding="utf-8")
+    assert "extra_gated_prompt" in gated_card and "default: true" in gated_card
+    assert "judged_claims" not in gated_card  # the gated card speaks of the pairs only
     with FakeHub() as hub:
         env = _env(hub)
         refused = _publish(build_with_pairs, env)
