@@ -120,3 +120,36 @@ def test_wheel_installs_only_mirage_bench_with_license_and_metadata(tmp_path: Pa
     assert "Classifier: Programming Language :: Python :: 3.11" in metadata
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     assert not [r for r in requires if "==" in r.split(";")[0]], "no machine-specific exact pin"
+
+
+def test_no_top_level_import_of_the_areas_the_wheel_moves() -> None:
+    """The wheel installs dataset_builder/ and space/ as mirage_bench.dataset_builder / mirage_bench.space.
+
+    So the package imports them by those names, and their own modules import siblings relatively;
+    ``import dataset_builder…`` / ``import space…`` would work in a checkout and fail from a wheel.
+    The one exception: space/app.py run as a script by the Spaces runtime (``__package__`` empty).
+    """
+    import ast
+
+    moved = ("dataset_builder", "space")
+    offenders = []
+    files = [*(ROOT / "mirage_bench").rglob("*.py"), *(ROOT / "dataset_builder").glob("*.py"),
+             *(ROOT / "space").glob("*.py")]
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        script_mode = {
+            id(node)
+            for branch in ast.walk(tree)
+            if isinstance(branch, ast.If) and "__package__" in ast.unparse(branch.test)
+            for statement in branch.body
+            for node in ast.walk(statement)
+        }
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            if any(n.split(".")[0] in moved for n in names) and id(node) not in script_mode:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, f"use mirage_bench.<area> (or a relative import inside the area): {offenders}"
