@@ -4,7 +4,10 @@ Input is generated here (synthetic, never published): 12 run directories in the 
 (manifest.json, responses.jsonl, claims.parquet) holding 10,800 responses (12 models x 150
 personas x 6 tasks) and 143,616 judged claims (the paper's total), plus 1,047 raw preference
 records (the study's count) made by re-keying the planted-PII fixture corpus. Prints two tables:
-the build's stages in seconds, and de-identification throughput with and without the NER.
+the build's stages in seconds, and de-identification throughput with and without the NER; then,
+side by side in the same run, the published ``judged_claims`` with plain string category columns
+(what the build writes) against the same rows with ClassLabel columns (what it wrote before):
+parquet bytes, ``load_dataset`` cold and a filter on ``label == "FABRICATED"`` through pandas.
 
     .venv/bin/python benchmarks/bench_dataset_build.py [--skip-ner]
 """
@@ -172,6 +175,8 @@ def main() -> None:
         print(f"| {'build_dataset() wall clock':<34} | {build_s:>8.2f} |")
         print(f"| {'load_dataset(judged_claims), cold':<34} | {load_s:>8.2f} |")
 
+        string_vs_classlabel(root / "repo", root / "cl")
+
         records = load_raw_preferences(make_study(root))
         rows = []
         recognizers = [("patterns + gazetteer", None)]
@@ -192,6 +197,52 @@ def main() -> None:
             print(
                 f"| {name:<58} | {seconds:>8.2f} | {rate:>9} | {'' if published is None else published:>9} |"
             )
+
+
+def string_vs_classlabel(repo: Path, work: Path) -> None:
+    """judged_claims as published (strings) vs the same rows with ClassLabel categories, one run."""
+    from datasets import ClassLabel, Dataset, Features, load_dataset
+
+    from dataset_builder.configs import config_categories
+
+    shards = sorted((repo / "data" / "judged_claims").glob("*.parquet"))
+    strings = Dataset.from_parquet([str(p) for p in shards], cache_dir=str(work / "c0"))
+    categories = {k: v for k, v in config_categories("judged_claims").items() if "." not in k}
+    features = Features(
+        {k: ClassLabel(names=list(categories[k])) if k in categories else f
+         for k, f in strings.features.items()}
+    )
+    encoded = strings.cast(features)
+    variants = (("string columns (published)", strings), ("ClassLabel columns (before)", encoded))
+    for name, dataset in variants:
+        folder = work / name.split()[0]
+        folder.mkdir(parents=True)
+        dataset.to_parquet(str(folder / "train.parquet"))
+    best: dict[str, tuple[float, float, int]] = {}
+    for attempt in range(3):  # alternating, fresh cache each time; the best of three per variant
+        for name, _ in variants if attempt % 2 == 0 else variants[::-1]:
+            folder = work / name.split()[0]
+            t0 = time.perf_counter()
+            loaded = load_dataset("parquet", data_files=str(folder / "train.parquet"), split="train",
+                                  cache_dir=str(folder / f"cache{attempt}"))
+            load_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            frame = loaded.to_pandas()
+            label = loaded.features["label"]
+            wanted = label.str2int("FABRICATED") if isinstance(label, ClassLabel) else "FABRICATED"
+            n = int((frame["label"] == wanted).sum())
+            filter_s = time.perf_counter() - t0
+            old = best.get(name, (float("inf"), float("inf"), n))
+            best[name] = (min(old[0], load_s), min(old[1], filter_s), n)
+    rows = [
+        (name, (work / name.split()[0] / "train.parquet").stat().st_size, *best[name]) for name, _ in variants
+    ]
+    print(f"\njudged_claims ({len(strings):,} rows), string vs ClassLabel, same run (best of 3):\n")
+    print(f"| {'columns':<28} | {'parquet KB':>10} | {'load_dataset s':>14} | {'to_pandas+filter s':>18} | "
+          f"{'FABRICATED rows':>15} |")
+    print(f"| {'-' * 28} | {'-' * 10}: | {'-' * 14}: | {'-' * 18}: | {'-' * 15}: |")
+    for name, size, load_s, filter_s, n in rows:
+        print(f"| {name:<28} | {size / 1024:>10,.0f} | {load_s:>14.2f} | {filter_s:>18.2f} | {n:>15,} |")
 
 
 if __name__ == "__main__":
