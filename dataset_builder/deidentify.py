@@ -29,8 +29,10 @@ __all__ = [
     "PUBLISHED_FIELDS",
     "DeidentifiedRecord",
     "ParticipantRedactor",
+    "Replacement",
     "WithholdPolicy",
     "deidentify_records",
+    "texts_of",
 ]
 
 WithholdPolicy = Literal["differing_text", "generalized_only"]
@@ -72,6 +74,30 @@ _GAZETTEER_KINDS = frozenset(
 _NAME_PART_STOP = frozenset(
     {"Dr", "Mr", "Mrs", "Ms", "Prof", "The", "And", "Van", "Von", "De", "Del", "Da", "Jr", "Sr"}
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """One redaction: ``field``'s raw text ``[start, end)`` became ``replacement`` (a placeholder or a
+    generalized date); ``kind`` and ``source`` (the detector) say why. It never holds the removed text."""
+
+    field: str
+    start: int
+    end: int
+    kind: str
+    replacement: str
+    source: str
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form for the private review file."""
+        return {
+            "field": self.field,
+            "start": self.start,
+            "end": self.end,
+            "kind": self.kind,
+            "replacement": self.replacement,
+            "source": self.source,
+        }
 
 
 def _key(text: str) -> str:
@@ -134,20 +160,26 @@ class ParticipantRedactor:
             found.append(Entity(m.start(), m.end(), kind, m.group(0), "gazetteer"))
         return found
 
-    def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[Entity]]:
-        """Replace ``entities`` plus every gazetteer surface in ``text``; returns ``(text, applied)``."""
+    def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[tuple[Entity, str]]]:
+        """Replace ``entities`` plus every gazetteer surface in ``text``.
+
+        Returns ``(text, applied)``: ``applied`` pairs each replaced span with its replacement.
+        """
         spans = resolve_overlaps([*entities, *self._gazetteer_matches(text)])
         pieces: list[str] = []
+        applied: list[tuple[Entity, str]] = []
         cursor = 0
         for span in spans:
             pieces.append(text[cursor : span.start])
             if span.kind == "DATE":
-                pieces.append(generalize_date(span.text))
+                replacement = generalize_date(span.text)
             else:
-                pieces.append(self._placeholder(span.kind, _key(span.text)))
+                replacement = self._placeholder(span.kind, _key(span.text))
+            pieces.append(replacement)
+            applied.append((span, replacement))
             cursor = span.end
         pieces.append(text[cursor:])
-        return "".join(pieces), spans
+        return "".join(pieces), applied
 
 
 @dataclass
@@ -159,6 +191,17 @@ class DeidentifiedRecord:
     touched: dict[str, Counter[str]]
     action: Literal["publish", "withhold", "exclude"]
     reason: str
+    replacements: list[Replacement] = field(default_factory=list)
+
+    def published_fields(self) -> dict[str, str]:
+        """The published text per field name (memories as ``retrieved_memories[i]``)."""
+        out: dict[str, str] = {}
+        for name, value in self.fields.items():
+            if isinstance(value, list):
+                out.update({f"{name}[{i}]": text for i, text in enumerate(value)})
+            else:
+                out[name] = value
+        return out
 
     def review_entry(self) -> dict[str, object]:
         """Fields touched and entity kinds replaced (counts only, never the removed text)."""
@@ -169,6 +212,7 @@ class DeidentifiedRecord:
             "fields_touched": {
                 name: dict(sorted(kinds.items())) for name, kinds in sorted(self.touched.items())
             },
+            "redactions": [replacement.as_dict() for replacement in self.replacements],
         }
 
 
@@ -200,7 +244,8 @@ def _touches(spans: Sequence[Entity], ranges: Sequence[tuple[int, int]], policy:
     return False
 
 
-def _texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
+def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
+    """The raw published-field texts of a record as ``(field name, text)``, memories indexed."""
     texts = [("query", record.query)]
     texts += [(f"retrieved_memories[{i}]", memory) for i, memory in enumerate(record.retrieved_memories)]
     texts += [("response_with_memory", record.response_with_memory)]
@@ -235,7 +280,7 @@ def deidentify_records(
     jobs: list[tuple[str, str, str]] = []
     for pid, group in by_participant.items():
         for record in group:
-            jobs += [(pid, f"{record.record_id}\0{name}", text) for name, text in _texts_of(record)]
+            jobs += [(pid, f"{record.record_id}\0{name}", text) for name, text in texts_of(record)]
             jobs += [(pid, "", text) for text in record.event_memories]
             jobs += [(pid, "", value) for value in record.participant_profile.values()]
             if record.note:
@@ -261,10 +306,16 @@ def deidentify_records(
             fields: dict[str, str | list[str]] = {}
             touched: dict[str, Counter[str]] = {}
             applied: dict[str, list[Entity]] = {}
+            replacements: list[Replacement] = []
             memories: list[str] = []
-            for name, text in _texts_of(record):
-                new_text, spans = redactor.redact(text, detected[f"{record.record_id}\0{name}"])
+            for name, text in texts_of(record):
+                new_text, pairs = redactor.redact(text, detected[f"{record.record_id}\0{name}"])
+                spans = [span for span, _ in pairs]
                 applied[name] = spans
+                replacements += [
+                    Replacement(name, span.start, span.end, span.kind, rep, span.source)
+                    for span, rep in pairs
+                ]
                 if spans:
                     touched[name] = Counter(span.kind for span in spans)
                 if name.startswith("retrieved_memories["):
@@ -287,5 +338,7 @@ def deidentify_records(
                 ):
                     action = "withhold"
                     reason = "redaction falls in text that differs between the two responses"
-            results[record.record_id] = DeidentifiedRecord(record, fields, touched, action, reason)
+            results[record.record_id] = DeidentifiedRecord(
+                record, fields, touched, action, reason, replacements
+            )
     return [results[record.record_id] for record in records]
