@@ -17,12 +17,20 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from dataset_builder.detectors import Entity, Recognizer, find_patterns, generalize_date, resolve_overlaps
+from dataset_builder.detectors import (
+    Entity,
+    Recognizer,
+    find_patterns,
+    generalize_date,
+    public_mention,
+    resolve_overlaps,
+)
 from dataset_builder.preferences import RawPreferenceRecord
 
 __all__ = [
@@ -70,10 +78,41 @@ _NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
 _GAZETTEER_KINDS = frozenset(
     {"PERSON", "ORGANIZATION", "LOCATION", "EMAIL", "PHONE", "URL", "HANDLE", "ID_NUMBER"}
 )
-#: Capitalized words that are never taken as a stand-alone part of a person's name.
+#: Words that are never taken as a stand-alone part of a person's name.
 _NAME_PART_STOP = frozenset(
-    {"Dr", "Mr", "Mrs", "Ms", "Prof", "The", "And", "Van", "Von", "De", "Del", "Da", "Jr", "Sr"}
+    {"dr", "mr", "mrs", "ms", "prof", "the", "and", "van", "von", "de", "del", "da", "jr", "sr", "of", "st"}
 )
+#: First names that are also everyday words: matched in lowercase never, at a sentence start
+#: before a determiner or pronoun never ("Will the gym…", "May I…", "Grace period").
+_COMMON_WORD_NAMES = frozenset(
+    """will may june april august grace rose mark bill art pat ruby jack frank hope joy faith summer
+    rich sandy penny holly ivy lily daisy iris amber jade chase dawn drew gene guy ray max victor cliff
+    brook sky go rust""".split()
+)
+_FUNCTION_NEXT = re.compile(
+    r"\s+(?:the|a|an|i|you|we|he|she|it|they|this|that|these|those|my|your|our|his|her|their|be|not)\b",
+    re.IGNORECASE,
+)
+_PLACE_BEFORE = frozenset(
+    "in to from visit visiting around across through near of at toward towards into".split()
+)
+_PERSON_BEFORE = frozenset(
+    "tell ask text call email with and invite message meet thank remind dear for cousin friend sister".split()
+)
+_PERSON_AFTER = re.compile(
+    r"^(?:'s\b|\s+(?:might|will|would|could|should|can|says|said|wants|loves|likes|hates|usually|"
+    r"prefers|needs|asked|and\s+you|finishes|has|had))",
+    re.IGNORECASE,
+)
+_PLACE_AFTER = re.compile(
+    r"^\s+(?:(?:is|are|gets|feels)\s+(?:\w+\s+)?)?in\s+(?:january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|spring|summer|autumn|fall|winter)\b",
+    re.IGNORECASE,
+)
+
+
+def _fold(text: str) -> str:
+    return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,63 +140,155 @@ class Replacement:
 
 
 def _key(text: str) -> str:
-    return re.sub(r"\s+", " ", text.strip()).lower().removeprefix("the ")
+    """Normal form of an identifier surface: accents folded, lowercase, no "the"/title/possessive."""
+    key = re.sub(r"\s+", " ", _fold(text).strip(" .,;:'\"()"))
+    key = re.sub(r"^(?:the|dr|mr|mrs|ms|prof)\.?\s+", "", key)
+    return re.sub(r"['\u2019]s$", "", key)
+
+
+def _kind_key(kind: str, text: str) -> str:
+    key = _key(text)
+    if kind == "HANDLE":
+        key = re.sub(r"#\d{4}$", "", key.lstrip("@"))
+    elif kind == "PHONE":
+        key = re.sub(r"\D", "", key)
+    return key
 
 
 @dataclass
 class ParticipantRedactor:
-    """Typed, consistent placeholders for one participant's records.
+    """Typed, consistent placeholders for one participant's records (entity resolution inside it).
+
+    Every surface seen anywhere in the participant's records is learnt first; :meth:`resolve`
+    then joins mentions of one entity — a first or family name with the full name, with or
+    without accents, hyphens or case ("Tomás Rivera", "tomas", "Ji-woo", "jiwoo"), an organisation
+    with its short form ("Mercy General Hospital", "Mercy General"), a street with its numbered
+    address — while a person and a place that share a name ("Jordan") stay two entities, told
+    apart per mention by the detector's label or the words around it.
 
     >>> r = ParticipantRedactor()
     >>> r.learn([Entity(0, 11, "PERSON", "Maya Okafor", "ner")])
-    >>> r.redact("Maya Okafor met Maya at 4 Elm Street.", [])[0]
+    >>> r.redact("Maya Okafor met maya at 4 Elm Street.", [])[0]
     '[PERSON_1] met [PERSON_1] at 4 Elm Street.'
     """
 
-    placeholders: dict[str, str] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)
     counters: Counter[str] = field(default_factory=Counter)
+    placeholders: dict[tuple[str, str], str] = field(default_factory=dict)
+    mentions: dict[tuple[str, str], str] = field(default_factory=dict)
+    aliases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    surfaces: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
-
-    def _placeholder(self, kind: str, key: str) -> str:
-        key = self.aliases.get(key, key)
-        if key not in self.placeholders:
-            kind = self.kinds.setdefault(key, kind)
-            self.counters[kind] += 1
-            self.placeholders[key] = f"[{kind}_{self.counters[kind]}]"
-        return self.placeholders[key]
+    _resolved: bool = False
 
     def learn(self, entities: Sequence[Entity]) -> None:
-        """Add identifier surfaces to the participant's gazetteer (and name parts as aliases)."""
+        """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
         for entity in entities:
             if entity.kind not in _GAZETTEER_KINDS:
                 continue
-            key = _key(entity.text)
-            if not key or key in self.kinds or key in self.aliases:
-                continue
-            self.kinds[key] = entity.kind
-            self._placeholder(entity.kind, key)
-            if entity.kind == "PERSON":
-                for part in re.findall(r"[A-Z][a-zA-Z'-]{2,}", entity.text):
-                    if part not in _NAME_PART_STOP:
-                        self.aliases.setdefault(part.lower(), key)
+            key = _kind_key(entity.kind, entity.text)
+            if key and (entity.kind, key) not in self.mentions:
+                self.mentions[(entity.kind, key)] = entity.text
+                self._resolved = False
+
+    def resolve(self) -> None:
+        """Join the mentions learnt so far into entities (aliases) and build the gazetteer."""
+        self.aliases.clear()
+        self.surfaces.clear()
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for kind, key in self.mentions:
+            by_kind[kind].append(key)
+        # persons: full names first; a name part (or its hyphen-free form) joins the one full name holding it
+        people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
+        parts: dict[str, set[str]] = defaultdict(set)
+        for key in people:
+            tokens = key.split()
+            if len(tokens) > 1:
+                for token in tokens:
+                    if token not in _NAME_PART_STOP and len(token) >= 2:
+                        parts[token].add(key)
+                        parts[token.replace("-", "")].add(key)
+        for key in people:
+            owners = parts.get(key) or parts.get(key.replace("-", "")) or set()
+            owners.discard(key)
+            if len(key.split()) == 1 and len(owners) == 1:
+                self.aliases[("PERSON", key)] = ("PERSON", next(iter(owners)))
+            elif len(key.split()) > 1:
+                longer = [o for o in people if o != key and f" {key} " in f" {o} "]
+                if len(longer) == 1:
+                    self.aliases[("PERSON", key)] = ("PERSON", longer[0])
+        for token, owners in parts.items():
+            if len(owners) == 1 and ("PERSON", token) not in self.mentions:
+                self.aliases[("PERSON", token)] = ("PERSON", next(iter(owners)))
+        # organisations: a token prefix of one longer name; places: a token suffix (street of an address)
+        for kind in ("ORGANIZATION", "LOCATION"):
+            keys = sorted(by_kind[kind], key=len, reverse=True)
+            for key in keys:
+                longer = [
+                    o
+                    for o in keys
+                    if len(o) > len(key) and (o.startswith(f"{key} ") or o.endswith(f" {key}"))
+                ]
+                if len(longer) == 1 and len(key) >= 3:
+                    self.aliases[(kind, key)] = (kind, longer[0])
+        for kind, key in [*self.mentions, *self.aliases]:
+            self.surfaces.setdefault(key, set()).add((kind, key))
+            if "-" in key:
+                self.surfaces.setdefault(key.replace("-", ""), set()).add((kind, key))
+        # every alias points at a root: follow chains
+        for name, target in list(self.aliases.items()):
+            seen = {name}
+            while target in self.aliases and target not in seen:
+                seen.add(target)
+                target = self.aliases[target]
+            self.aliases[name] = target
         self._gazetteer = None
+        self._resolved = True
+
+    def _entity(self, kind: str, key: str) -> tuple[str, str]:
+        return self.aliases.get((kind, key), (kind, key))
+
+    def _placeholder(self, kind: str, key: str) -> str:
+        entity = self._entity(kind, key)
+        if entity not in self.placeholders:
+            self.counters[entity[0]] += 1
+            self.placeholders[entity] = f"[{entity[0]}_{self.counters[entity[0]]}]"
+        return self.placeholders[entity]
+
+    def _choose(self, candidates: set[tuple[str, str]], text: str, start: int, end: int) -> tuple[str, str]:
+        """Which of the entities sharing a surface this mention names (person vs place)."""
+        kinds = {kind for kind, _ in candidates}
+        if len(kinds) == 1:
+            return sorted(candidates)[0]
+        before = re.findall(r"[\w']+", text[:start].lower())[-1:]
+        after = text[end:]
+        by_kind = {kind: entity for kind, entity in sorted(candidates)}
+        if "LOCATION" in by_kind and (set(before) & _PLACE_BEFORE or _PLACE_AFTER.match(after)):
+            return ("LOCATION", by_kind["LOCATION"][1])
+        if "PERSON" in by_kind and (set(before) & _PERSON_BEFORE or _PERSON_AFTER.match(after)):
+            return ("PERSON", by_kind["PERSON"][1])
+        kind = "PERSON" if "PERSON" in by_kind else sorted(by_kind)[0]
+        return (kind, by_kind[kind][1])
 
     def _gazetteer_matches(self, text: str) -> list[Entity]:
+        if not self._resolved:
+            self.resolve()
         if self._gazetteer is None:
-            surfaces = sorted({*self.kinds, *self.aliases}, key=len, reverse=True)
+            surfaces = sorted(self.surfaces, key=len, reverse=True)
             if not surfaces:
                 return []
             alternation = "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in surfaces)
-            self._gazetteer = re.compile(rf"(?<![\w@])(?:{alternation})(?![\w@])", re.IGNORECASE)
+            self._gazetteer = re.compile(rf"(?<![\w@#/.-])(?:{alternation})(?![\w@-]|\.\w)")
         found = []
-        for m in self._gazetteer.finditer(text):
-            key = self.aliases.get(_key(m.group(0)), _key(m.group(0)))
-            kind = self.kinds.get(key, "PERSON")
-            if kind in _NAMED_KINDS and not m.group(0)[0].isupper():
-                continue  # a lowercase common word equal to a name ("will", "rose", "apple")
-            found.append(Entity(m.start(), m.end(), kind, m.group(0), "gazetteer"))
+        folded = _fold(text)
+        for m in self._gazetteer.finditer(folded):
+            surface = text[m.start() : m.end()]
+            candidates = self.surfaces.get(m.group(0)) or self.surfaces.get(_key(m.group(0)), set())
+            if not candidates:
+                continue
+            kind, key = self._choose(candidates, text, m.start(), m.end())
+            if kind in _NAMED_KINDS and not _plausible_name(surface, text, m.start(), m.end()):
+                continue
+            found.append(Entity(m.start(), m.end(), kind, surface, "gazetteer"))
         return found
 
     def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[tuple[Entity, str]]]:
@@ -165,7 +296,20 @@ class ParticipantRedactor:
 
         Returns ``(text, applied)``: ``applied`` pairs each replaced span with its replacement.
         """
-        spans = resolve_overlaps([*entities, *self._gazetteer_matches(text)])
+        gazetteer = self._gazetteer_matches(text)
+        # a detector's span wins; a gazetteer hit at the same place corrects its person/place label
+        by_span = {(g.start, g.end): g for g in gazetteer}
+        chosen = []
+        for entity in entities:
+            hit = by_span.get((entity.start, entity.end))
+            if hit is not None and hit.kind in _NAMED_KINDS and entity.kind in _NAMED_KINDS:
+                entity = Entity(entity.start, entity.end, hit.kind, entity.text, entity.source)
+            if entity.kind in _NAMED_KINDS and not _plausible_name(
+                entity.text, text, entity.start, entity.end
+            ):
+                continue
+            chosen.append(entity)
+        spans = resolve_overlaps([*chosen, *gazetteer])
         pieces: list[str] = []
         applied: list[tuple[Entity, str]] = []
         cursor = 0
@@ -174,12 +318,86 @@ class ParticipantRedactor:
             if span.kind == "DATE":
                 replacement = generalize_date(span.text)
             else:
-                replacement = self._placeholder(span.kind, _key(span.text))
+                key = _kind_key(span.kind, span.text)
+                candidates = self.surfaces.get(key, set())
+                same_kind = {c for c in candidates if c[0] == span.kind}
+                if same_kind:
+                    kind, key = sorted(same_kind)[0]
+                else:
+                    kind = span.kind
+                replacement = self._placeholder(kind, key)
             pieces.append(replacement)
             applied.append((span, replacement))
             cursor = span.end
         pieces.append(text[cursor:])
         return "".join(pieces), applied
+
+
+#: Pattern sources that are exact formats (an NER span overlapping one is clipped to the words
+#: outside it); the contextual recognizers (relation words, place names, workplaces) lose ties to NER.
+_STRONG_SOURCES = frozenset({"pattern", "phonenumbers"})
+_LEADING_VERB = re.compile(
+    r"^(?:call|ring|text|email|ask|tell|message|visit|book|thank|invite)\s+", re.IGNORECASE
+)
+
+
+def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> list[Entity]:
+    """Pattern matches plus NER entities; an NER span overlapping a pattern match keeps only the
+    words outside it ("Manchester M20" beside the postcode "M20 3ED"); implausible or public
+    named-entity spans are dropped before they can seed the gazetteer."""
+    strong = [p for p in patterns if p.source in _STRONG_SOURCES]
+    weak = [p for p in patterns if p.source not in _STRONG_SOURCES]
+    kept: list[Entity] = []
+    for entity in ner:
+        lead = _LEADING_VERB.match(entity.text)
+        if lead and lead.end() < len(entity.text):
+            entity = Entity(
+                entity.start + lead.end(), entity.end, entity.kind, entity.text[lead.end() :], entity.source
+            )
+        overlapping = [p for p in strong if p.start < entity.end and p.end > entity.start]
+        if overlapping:
+            rest = entity
+            for p in overlapping:
+                if p.start <= rest.start < p.end:
+                    rest = Entity(p.end, rest.end, rest.kind, text[p.end : rest.end], rest.source)
+                elif rest.start < p.start < rest.end:
+                    rest = Entity(rest.start, p.start, rest.kind, text[rest.start : p.start], rest.source)
+            surface = rest.text.strip(" ,.;:'\"()")
+            if len(surface) < 2 or not surface[0].isalpha() or rest.start >= rest.end:
+                continue
+            offset = rest.start + rest.text.find(surface)
+            entity = Entity(offset, offset + len(surface), rest.kind, surface, rest.source)
+        kept.append(entity)
+    named = [
+        e
+        for e in [*strong, *kept, *weak]
+        if e.kind not in _NAMED_KINDS or _plausible_name(e.text, text, e.start, e.end)
+    ]
+    return resolve_overlaps(named)
+
+
+def _plausible_name(surface: str, text: str, start: int, end: int) -> bool:
+    """False for a name-shaped span that is an everyday word in context.
+
+    A lowercase everyday-word name ("will", "grace"), a capitalized one at the start of a sentence
+    before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
+    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`).
+    """
+    if public_mention(surface, text, start, end):
+        return False
+    if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
+        start > 0 and text[start - 1] == "-"
+    ):
+        return False
+    key = _fold(surface)
+    if key in _COMMON_WORD_NAMES:
+        if surface.islower():
+            return False
+        sentence_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\n"
+        following = text[end:]
+        if sentence_start and (_FUNCTION_NEXT.match(following) or re.match(r"\s+[a-z]", following)):
+            return False
+    return True
 
 
 @dataclass
@@ -294,7 +512,7 @@ def deidentify_records(
         for record in group:  # the participant's own profile names the kinds first
             redactors[pid].learn(_profile_entities(record))
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
-        entities = resolve_overlaps([*find_patterns(text), *ner_entities])
+        entities = _combine(text, find_patterns(text), ner_entities)
         redactors[pid].learn(entities)
         if slot:
             detected[slot] = entities

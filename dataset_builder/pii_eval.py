@@ -68,13 +68,15 @@ _SHIPPED = (
 )
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 #: Tokens that identify nobody on their own: street types, direction letters, titles, mail words,
-#: month names (dates are generalized to the month by design) and four-digit years.
+#: month names (dates are generalized to the month by design), four-digit years and the generic
+#: nouns of organisation names ("hospital", "school": "[ORGANIZATION_1] hospital" names nobody).
 _GENERIC = frozenset(
     """street st road rd avenue ave boulevard blvd lane ln drive dr court ct way place pl terrace
     parkway pkwy highway hwy circle square crescent close n s e w ne nw se sw north south east west
     mr mrs ms miss prof dr doctor the of and at dot com org net co uk io gmail outlook protonmail
     yahoo hotmail icloud www http https f u january february march april may june july august
-    september october november december jan feb mar apr jun jul aug sep sept oct nov dec""".split()
+    september october november december jan feb mar apr jun jul aug sep sept oct nov dec hospital
+    school college university bank surgery practice clinic centre center medical plant inc ltd""".split()
 )
 
 
@@ -131,7 +133,7 @@ class PiiEvaluation:
     excluded: int
     recognizer: str
     over_redaction: dict[str, float] = field(default_factory=dict)
-    consistency: dict[str, int] = field(default_factory=dict)
+    consistency: dict[str, object] = field(default_factory=dict)
     per_participant: dict[str, dict[str, object]] = field(default_factory=dict)
 
     @property
@@ -287,7 +289,8 @@ def evaluate_planted(
                         placeholder_entities[(record.participant_id, replacement)].add(item.entity)
         for item in items:
             planted_n[item.kind] += 1
-            if left.get(id(item)) or _fold(item.text) in published_all:
+            exact = re.search(rf"(?<!\w){re.escape(_fold(item.text))}(?!\w)", published_all)
+            if left.get(id(item)) or exact:
                 missed.append({"record_id": record.record_id, "kind": item.kind})
                 leaks += result.action == "publish"
             else:
@@ -337,6 +340,8 @@ def evaluate_planted(
             "entities": len(entity_placeholders),
             "split": len(split),
             "merged_placeholders": len(merged),
+            "split_entities": [f"{pid}:{entity}" for pid, entity in split],
+            "merged": [f"{pid}:{placeholder}" for pid, placeholder in merged],
         },
         per_participant=dict(sorted(per_participant.items())),
     )
