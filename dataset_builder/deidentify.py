@@ -6,11 +6,14 @@ that participant's records, plus the parts of multi-word person names) are repla
 placeholders ``[PERSON_1]``, ``[ORGANIZATION_1]``, ``[LOCATION_1]``, … that stay the same across a
 memory, its query and both responses; exact dates are generalized to month and year.
 
-A comparison is **withheld** when a redaction falls inside text that differs between the two
-responses (policy ``"differing_text"``, the default), since the published label would then describe
-an altered contrast; policy ``"generalized_only"`` withholds only when a date generalization falls
-there. Every decision goes to a review record (fields touched, entity kinds, counts) that never
-reproduces the removed text.
+A comparison is **withheld** only when redaction changes the basis of its preference (A.4): under
+policy ``"bears_on_preference"`` (the default) when redaction erases the difference between the two
+responses, or generalizes a remembered or asked-for date inside the text where they differ (a
+typed, consistent placeholder keeps the entity and its relations, so it does not withhold);
+``"differing_text"`` withholds on any redaction in the differing text (the strict policy this
+package used first) and ``"generalized_only"`` on any date generalization there. Every redaction
+goes to a review record (field, offsets, kind, replacement, detector) for the human pass A.4
+requires; it never reproduces the removed text.
 """
 
 from __future__ import annotations
@@ -38,12 +41,21 @@ __all__ = [
     "DeidentifiedRecord",
     "ParticipantRedactor",
     "Replacement",
+    "WITHHOLD_POLICIES",
     "WithholdPolicy",
     "deidentify_records",
     "texts_of",
 ]
 
-WithholdPolicy = Literal["differing_text", "generalized_only"]
+WithholdPolicy = Literal["bears_on_preference", "differing_text", "generalized_only"]
+#: The policies, the default first (``build-dataset --withhold-policy`` takes these names).
+WITHHOLD_POLICIES: tuple[str, ...] = ("bears_on_preference", "differing_text", "generalized_only")
+#: Reasons a comparison is withheld under ``bears_on_preference`` (the review file and card count them).
+REASON_ERASED = "redaction erases the difference between the two responses"
+REASON_GENERALIZED = (
+    "a remembered or asked-for date the responses differ on was generalized (the contrast may rest on it)"
+)
+REASON_DIFFERING = "redaction falls in text that differs between the two responses"
 
 #: Fields of a raw record that reach the published rows (memories are indexed ``retrieved_memories[i]``).
 PUBLISHED_FIELDS: tuple[str, ...] = (
@@ -453,13 +465,49 @@ def _differing_ranges(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple
     return ranges_a, ranges_b
 
 
-def _touches(spans: Sequence[Entity], ranges: Sequence[tuple[int, int]], policy: WithholdPolicy) -> bool:
-    for span in spans:
-        if policy == "generalized_only" and span.kind != "DATE":
-            continue
-        if any(span.start < end and span.end > start for start, end in ranges):
-            return True
-    return False
+def _withhold_reason(
+    record: RawPreferenceRecord,
+    fields: dict[str, str | list[str]],
+    applied: dict[str, list[Entity]],
+    policy: WithholdPolicy,
+) -> str:
+    """Why this comparison must be withheld under ``policy`` (``""``: publish it).
+
+    ``bears_on_preference`` (A.4: withhold "if removing identifying or sensitive information changes
+    the basis of a preference"): a typed placeholder keeps the entity and its relations, so a
+    redaction withholds only when it erases the difference between the two responses, or when it
+    generalizes a date inside the differing text whose exact value the participant's query or
+    retrieved memories carry (the memory-conditioned response may be preferred for using it).
+    ``differing_text`` withholds on any redaction in differing text; ``generalized_only`` on any
+    date generalization there.
+    """
+    ranges_with, ranges_without = _differing_ranges(
+        record.response_with_memory, record.response_without_memory
+    )
+    in_diff = [
+        span
+        for name, ranges in (
+            ("response_with_memory", ranges_with),
+            ("response_without_memory", ranges_without),
+        )
+        for span in applied[name]
+        if any(span.start < end and span.end > start for start, end in ranges)
+    ]
+    if policy == "differing_text":
+        return REASON_DIFFERING if in_diff else ""
+    if policy == "generalized_only":
+        return REASON_DIFFERING if any(span.kind == "DATE" for span in in_diff) else ""
+    raw_differ = record.response_with_memory.strip().lower() != record.response_without_memory.strip().lower()
+    published_with = str(fields["response_with_memory"]).strip().lower()
+    if raw_differ and published_with == str(fields["response_without_memory"]).strip().lower():
+        return REASON_ERASED
+    context = _fold(" ".join([record.query, *record.retrieved_memories]))
+    for span in in_diff:
+        if span.kind == "DATE":
+            digits = re.findall(r"\d+", span.text)
+            if digits and all(re.search(rf"(?<!\d){d}(?!\d)", context) for d in digits):
+                return REASON_GENERALIZED
+    return ""
 
 
 def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
@@ -484,7 +532,7 @@ def deidentify_records(
     records: Sequence[RawPreferenceRecord],
     recognizer: Recognizer | None,
     *,
-    policy: WithholdPolicy = "differing_text",
+    policy: WithholdPolicy = "bears_on_preference",
 ) -> list[DeidentifiedRecord]:
     """De-identify every record (grouped by participant); returns one result per input record.
 
@@ -548,14 +596,9 @@ def deidentify_records(
             elif record.test_retest:
                 action, reason = "exclude", "test-retest repeat"
             else:
-                ranges_with, ranges_without = _differing_ranges(
-                    record.response_with_memory, record.response_without_memory
-                )
-                if _touches(applied["response_with_memory"], ranges_with, policy) or _touches(
-                    applied["response_without_memory"], ranges_without, policy
-                ):
+                reason = _withhold_reason(record, fields, applied, policy)
+                if reason:
                     action = "withhold"
-                    reason = "redaction falls in text that differs between the two responses"
             results[record.record_id] = DeidentifiedRecord(
                 record, fields, touched, action, reason, replacements
             )
