@@ -153,7 +153,9 @@ def publish_command(
 
 
 def deidentify_command(
-    corpora: list[Path] = typer.Argument(..., help="Planted-PII corpus JSONL ({record, planted} per line)."),
+    corpora: list[Path] = typer.Argument(
+        ..., help="Planted-PII corpus JSONL ({record, planted, must_keep} per line)."
+    ),
     ner: list[str] = typer.Option(
         ["spacy"], "--ner", help="spacy or none; repeat (--ner spacy --ner none) to compare side by side."
     ),
@@ -165,7 +167,9 @@ def deidentify_command(
         False, "--markdown", help="Print one Markdown table: a column per corpus x recognizer."
     ),
 ) -> None:
-    """Measure the de-identifier on planted-PII corpora: recall per entity kind and published-row leaks.
+    """Measure the de-identifier on planted-PII corpora: removal per kind (no fragment left),
+    over-redaction of must-keep phrases, placeholder consistency, comparisons published and withheld
+    per participant, and planted identifiers left in published rows.
 
     Exits 1 when a planted identifier reaches a published row under any recognizer evaluated.
     """
@@ -198,6 +202,24 @@ def deidentify_command(
             typer.echo(f"{'kind':<14}{'planted':>8}{'removed':>8}{'recall':>8}")
             for kind, row in evaluation.per_kind.items():
                 typer.echo(f"{kind:<14}{row['planted']:>8}{row['caught']:>8}{row['recall']:>8.3f}")
+            over, consistency = evaluation.over_redaction, evaluation.consistency
+            if over.get("must_keep"):
+                typer.echo(
+                    f"over-redaction: {over['lost']} of {over['must_keep']} must-keep occurrences lost "
+                    f"({over['rate']:.1%})"
+                )
+            if consistency.get("entities"):
+                typer.echo(
+                    f"placeholder consistency: {consistency['split']} of {consistency['entities']} entities "
+                    f"split over 2+ placeholders, {consistency['merged_placeholders']} placeholder(s) shared "
+                    "by 2+ entities"
+                )
+            for participant, row in evaluation.per_participant.items():
+                reasons = "; ".join(f"{n}x {why}" for why, n in row["reasons"].items())  # type: ignore[union-attr]
+                typer.echo(
+                    f"  participant {participant}: {row['published']} published, {row['withheld']} withheld"
+                    + (f" ({reasons})" if reasons else "")
+                )
             typer.echo(f"planted identifiers left in published rows: {evaluation.leaks_in_published}")
     if any(evaluation.leaks_in_published for _, evaluation in evaluations):
         raise typer.Exit(1)
