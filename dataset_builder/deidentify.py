@@ -123,6 +123,14 @@ _PLACE_AFTER = re.compile(
 )
 
 
+_ORG_NOUNS = frozenset(
+    """hospital school college university bank clinic surgery practice centre center group ltd inc plc
+    co""".split()
+)
+#: "Spider-Man", "Ant-Man", "Wonder-Woman": hyphenated titles, not people's names.
+_COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
+
+
 def _fold(text: str) -> str:
     return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
 
@@ -242,6 +250,15 @@ class ParticipantRedactor:
                 ]
                 if len(longer) == 1 and len(key) >= 3:
                     self.aliases[(kind, key)] = (kind, longer[0])
+        # "Mercy General Hospital" is also called "Mercy General": drop a generic last noun
+        for key in by_kind["ORGANIZATION"]:
+            tokens = key.split()
+            if (
+                len(tokens) >= 3
+                and tokens[-1] in _ORG_NOUNS
+                and ("ORGANIZATION", " ".join(tokens[:-1])) not in self.mentions
+            ):
+                self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
         for kind, key in [*self.mentions, *self.aliases]:
             self.surfaces.setdefault(key, set()).add((kind, key))
             if "-" in key:
@@ -395,7 +412,7 @@ def _plausible_name(surface: str, text: str, start: int, end: int) -> bool:
     before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
     ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`).
     """
-    if public_mention(surface, text, start, end):
+    if public_mention(surface, text, start, end) or _COMPOUND_TITLE.search(surface):
         return False
     if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
         start > 0 and text[start - 1] == "-"
@@ -407,7 +424,10 @@ def _plausible_name(surface: str, text: str, start: int, end: int) -> bool:
             return False
         sentence_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\n"
         following = text[end:]
-        if sentence_start and (_FUNCTION_NEXT.match(following) or re.match(r"\s+[a-z]", following)):
+        if sentence_start and (
+            _FUNCTION_NEXT.match(following)
+            or (re.match(r"\s+[a-z]", following) and not _PERSON_AFTER.match(following))
+        ):
             return False
     return True
 

@@ -227,7 +227,7 @@ _NOT_NAME = frozenset(
     tomorrow yesterday again too here there now soon about not so very usually""".split()
 )
 _RELATION_NAME = re.compile(
-    rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?:is|named|called)\s+(?=[A-Z\u00c0-\u00de]))?"
+    rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?:is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])))?"
     rf"(?P<v>{_NAME_TOKEN}(?:\s+{_NAME_TOKEN}){{0,2}})",
     re.IGNORECASE,
 )
