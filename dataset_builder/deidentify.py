@@ -579,7 +579,15 @@ def deidentify_records(
     for pid, group in by_participant.items():
         for record in group:  # the participant's own profile names the kinds first
             redactors[pid].learn(_profile_entities(record))
+    # a name used publicly anywhere in the participant's records ("play Stardew Valley or Hades") is
+    # public in all of them
+    public: dict[str, set[str]] = defaultdict(set)
+    for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
+        for entity in ner_entities:
+            if entity.kind in _NAMED_KINDS and public_mention(entity.text, text, entity.start, entity.end):
+                public[pid].add(_key(entity.text))
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
+        ner_entities = [e for e in ner_entities if _key(e.text) not in public[pid]]
         entities = _combine(text, find_patterns(text), ner_entities)
         redactors[pid].learn(entities)
         if slot:

@@ -258,7 +258,14 @@ PUBLIC_ENTITIES = frozenset(
     """discord slack teams zoom whatsapp instagram facebook tiktok twitter reddit youtube netflix spotify
     github gitlab linkedin google gmail outlook icloud apple iphone ipad android windows excel word
     powerpoint chatgpt amazon uber ebay paypal venmo wikipedia nhs nmc gp ni pps irs dmv medicare tv bbc
-    itv hbo disney marvel""".split()
+    itv hbo disney marvel hmrc dvla cra ird ato centrelink revenue cao gcse gcses a-levels sats hsc ncea
+    leaving cert garmin fitbit kindle airpods playstation xbox python javascript typescript java kotlin
+    swift""".split()
+) | frozenset({"leaving cert", "apple watch", "apple pencil", "nintendo switch", "nmc online"})
+#: Makes and brands whose products people name ("Honda Civic", "Apple Watch", "Mazda 3").
+_BRANDS = frozenset(
+    """apple google samsung sony microsoft nintendo honda toyota mazda ford tesla bmw audi volkswagen vw
+    nissan hyundai kia subaru volvo garmin fitbit""".split()
 )
 _HOLIDAY = re.compile(
     r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
@@ -274,7 +281,8 @@ _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online)\b", re.IGNORECASE
 )
 _WORK_OF_ART_BEFORE = re.compile(
-    r"\b(?:watch|watching|watched|rewatch|binge|binging|read|reading|stream|streaming)\s+(?:the\s+)?$",
+    r"\b(?:watch|watching|watched|rewatch|binge|binging|read|reading|stream|streaming|play|playing)\s+"
+    r"(?:the\s+)?(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3}\s+(?:or|and)\s+(?:the\s+)?)?$",
     re.IGNORECASE,
 )
 
@@ -291,6 +299,9 @@ def public_mention(surface: str, text: str, start: int, end: int) -> bool:
         return True
     before, after = text[:start], text[end:]
     if key in PUBLIC_ENTITIES and not _WORK_BEFORE.search(before):
+        return True
+    words = key.split()
+    if len(words) >= 2 and words[0] in _BRANDS and not _WORK_BEFORE.search(before):
         return True
     if _PUBLIC_AFTER.match(after) and not _WORK_BEFORE.search(before):
         return True
@@ -353,6 +364,38 @@ _NOT_WORKPLACE = frozenset(
 )
 
 
+_ORG_WORD = (
+    r"(?!(?i:the|a|an|my|your|our|his|her|their|this|that|local|new|nearest|nearby|big|small|public|private|"
+    r"community|climbing|good|best|cheap|same|other|old|car|dog|family|to|at|from|in|into|of|and|or|near|"
+    r"for|his|her|its|any|some|every|each|one|primary|secondary|is|was|are|be|been|has|have|had|with|by|"
+    r"on|next|last|this|year|term|semester|user|user's|dentist|doctor)\b)[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+)
+_TYPED_ORG = re.compile(
+    rf"\b(?P<v>(?:{_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|repairs|plumbing|dental|pharmacy|"
+    r"auto\s+repairs|(?:primary|middle|high|secondary|grammar)\s+school))\b",
+    re.IGNORECASE,
+)
+_COLLEGE = re.compile(
+    rf"\b(?:at|into|to|from|attend|attends|attending|studies\s+at|study\s+at)\s+"
+    rf"(?P<v>(?:{_ORG_WORD}\s+){{0,2}}(?:university|college)(?:\s+(?:of\s+)?{_ORG_WORD}){{0,2}})",
+    re.IGNORECASE,
+)
+
+
+def find_typed_organisations(text: str) -> list[Entity]:
+    """Organisations named by their type, in any case ("maple grove elementary", "ridgeway motors",
+    "into university college cork"); a bare "college"/"university" alone is not one."""
+    found = []
+    for pattern in (_TYPED_ORG, _COLLEGE):
+        for m in pattern.finditer(text):
+            surface = m.group("v").rstrip(" ,.;:!?")
+            if len(surface.split()) >= 2:
+                found.append(
+                    Entity(m.start("v"), m.start("v") + len(surface), "ORGANIZATION", surface, "orgtype")
+                )
+    return found
+
+
 def find_workplaces(text: str) -> list[Entity]:
     """A lowercase employer after a work phrase ("works at the co-op bank", "i work lates at asda")."""
     found = []
@@ -395,6 +438,7 @@ def find_patterns(text: str) -> list[Entity]:
     found += find_relation_names(text)
     found += find_places(text)
     found += find_workplaces(text)
+    found += find_typed_organisations(text)
     return resolve_overlaps(found)
 
 

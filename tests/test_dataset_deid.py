@@ -168,7 +168,9 @@ def test_docs_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> No
     )
     assert command in docs
     assert table in docs, "re-run the command in docs/dataset.md and paste its table"
-    assert "| **planted identifiers left in published rows** | **0** | **6** | **0** | **16** |" in table
+    spacy_leaks = [e.leaks_in_published for (_, e) in evaluations[::2]]
+    none_leaks = [e.leaks_in_published for (_, e) in evaluations[1::2]]
+    assert spacy_leaks == [0, 0] and min(none_leaks) > 0  # the NER is doing real work
 
 
 def test_no_planted_identifier_in_any_published_row(corpus, ner: SpacyRecognizer, tmp_path: Path) -> None:

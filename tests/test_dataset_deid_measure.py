@@ -277,7 +277,7 @@ def test_cli_reports_over_redaction_consistency_and_participants() -> None:
     result = CliRunner().invoke(app, ["deidentify", str(TUNING), "--ner", "none"])
     assert "must-keep occurrences lost" in result.stdout
     assert "placeholder consistency:" in result.stdout
-    assert result.stdout.count("participant tp") == 5
+    assert result.stdout.count("participant tp") == 6
     as_json = CliRunner().invoke(app, ["deidentify", str(TUNING), "--ner", "none", "--json"])
     data = json.loads(as_json.stdout)
     assert set(data["over_redaction"]) >= {"must_keep", "lost", "rate"}
