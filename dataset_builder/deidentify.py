@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from dataset_builder.detectors import (
+from .detectors import (
     Entity,
     Recognizer,
     find_patterns,
@@ -34,7 +34,7 @@ from dataset_builder.detectors import (
     public_mention,
     resolve_overlaps,
 )
-from dataset_builder.preferences import RawPreferenceRecord
+from .preferences import RawPreferenceRecord
 
 __all__ = [
     "PUBLISHED_FIELDS",

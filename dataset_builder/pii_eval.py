@@ -37,10 +37,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dataset_builder.deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records, texts_of
-from dataset_builder.detectors import ENTITY_KINDS, Recognizer
-from dataset_builder.preferences import PreferenceFormatError, RawPreferenceRecord
 from mirage_bench.paths import PACKAGE_DIR
+
+from .deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records, texts_of
+from .detectors import ENTITY_KINDS, Recognizer
+from .preferences import PreferenceFormatError, RawPreferenceRecord
 
 __all__ = [
     "DEFAULT_CORPUS",
