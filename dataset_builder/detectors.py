@@ -382,10 +382,17 @@ _COLLEGE = re.compile(
 )
 
 
+_ORG_TYPE_WORD = re.compile(
+    r"elementary|academy|motors|repairs|plumbing|dental|pharmacy|school|university|college", re.IGNORECASE
+)
+
+
 def find_typed_organisations(text: str) -> list[Entity]:
     """Organisations named by their type, in any case ("maple grove elementary", "ridgeway motors",
     "into university college cork"); a bare "college"/"university" alone is not one."""
-    found = []
+    found: list[Entity] = []
+    if not _ORG_TYPE_WORD.search(text):
+        return found
     for pattern in (_TYPED_ORG, _COLLEGE):
         for m in pattern.finditer(text):
             surface = m.group("v").rstrip(" ,.;:!?")
@@ -405,6 +412,12 @@ def find_workplaces(text: str) -> list[Entity]:
             found.append(Entity(m.start("v"), m.end("v"), "ORGANIZATION", surface, "workplace"))
     return found
 
+
+#: The patterns, each with whether it can only match text holding a digit (a cheap skip).
+_GATED_PATTERNS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
+    (kind, pattern, kind in ("ID_NUMBER", "PHONE", "DATE", "LOCATION") and r"\d" in pattern.pattern)
+    for kind, pattern in _PATTERNS
+)
 
 _NER_KINDS = {
     "PERSON": "PERSON",
@@ -429,7 +442,10 @@ def resolve_overlaps(entities: Sequence[Entity]) -> list[Entity]:
 def find_patterns(text: str) -> list[Entity]:
     """Identifiers found by the regular-expression patterns, overlaps resolved, in text order."""
     found = []
-    for kind, pattern in _PATTERNS:
+    has_digit = any(c.isdigit() for c in text)
+    for kind, pattern, needs_digit in _GATED_PATTERNS:
+        if needs_digit and not has_digit:
+            continue
         for m in pattern.finditer(text):
             group = "v" if "v" in pattern.groupindex else 0
             start, end = m.span(group)
@@ -439,11 +455,16 @@ def find_patterns(text: str) -> list[Entity]:
     found += find_places(text)
     found += find_workplaces(text)
     found += find_typed_organisations(text)
+    taken = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]  # never re-redact a placeholder
+    found = [e for e in found if not any(e.start < end and e.end > start for start, end in taken)]
     return resolve_overlaps(found)
 
 
 #: Regions whose national formats ``phonenumbers`` tries when a number has no ``+`` prefix.
 PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "AU", "IE", "CA", "NZ", "IN")
+
+
+_PHONE_LIKE = re.compile(r"\d(?:[\s().+-]*\d){8}")
 
 
 def find_phones(text: str) -> list[Entity]:
@@ -456,6 +477,8 @@ def find_phones(text: str) -> list[Entity]:
     except ImportError:
         return []
     found: dict[tuple[int, int], Entity] = {}
+    if not _PHONE_LIKE.search(text):  # libphonenumber is slow: only where 9+ digits could form a number
+        return []
     for region in PHONE_REGIONS:
         for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
             if sum(c.isdigit() for c in m.raw_string) >= 9:

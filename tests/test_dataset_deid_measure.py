@@ -282,3 +282,49 @@ def test_cli_reports_over_redaction_consistency_and_participants() -> None:
     data = json.loads(as_json.stdout)
     assert set(data["over_redaction"]) >= {"must_keep", "lost", "rate"}
     assert (as_json.exit_code == 1) == (data["leaks_in_published"] > 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "public"),
+    [
+        ("Are you off on Boxing Day?", "Boxing Day", True),
+        ("I chat on Discord a lot.", "Discord", True),
+        ("She works at Discord now.", "Discord", False),
+        ("Is the Arsenal game on?", "Arsenal", True),
+        ("Should I watch Ted Lasso or Severance?", "Severance", True),
+        ("I drive a Honda Civic.", "Honda Civic", True),
+        ("Ask Priya about it.", "Priya", False),
+    ],
+)
+def test_public_mentions(text: str, surface: str, public: bool) -> None:
+    from dataset_builder.detectors import public_mention
+
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface)) is public
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "surface"),
+    [
+        ("we moved to round rock last year", "LOCATION", "round rock"),
+        ("she lives in didsbury now", "LOCATION", "didsbury"),
+        ("he works at the co-op bank", "ORGANIZATION", "co-op bank"),
+        ("my son goes to maple grove elementary", "ORGANIZATION", "maple grove elementary"),
+        ("a job at ridgeway motors", "ORGANIZATION", "ridgeway motors"),
+    ],
+)
+def test_contextual_recognizers(text: str, kind: str, surface: str) -> None:
+    assert (kind, surface) in [(e.kind, e.text) for e in find_patterns(text)]
+
+
+@pytest.mark.parametrize("text", ["he goes to the local high school", "I ran in the rain today"])
+def test_contextual_recognizers_leave_ordinary_text_alone(text: str) -> None:
+    assert find_patterns(text) == []
+
+
+def test_detectors_do_not_match_placeholders_again() -> None:
+    r = ParticipantRedactor()
+    r.learn([Entity(0, 5, "PERSON", "Priya", "ner")])
+    once, _ = r.redact("Priya met Priya.", [])
+    twice, applied = r.redact(once, find_patterns(once))
+    assert once == twice == "[PERSON_1] met [PERSON_1]." and applied == []
