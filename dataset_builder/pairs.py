@@ -80,6 +80,18 @@ def _study_ids(
     return mapping
 
 
+def _withheld_per_participant(
+    results: list[DeidentifiedRecord], study: dict[str, str]
+) -> dict[str, dict[str, int]]:
+    """Random study id → withhold reason → count, for participants with a withheld comparison."""
+    out: dict[str, dict[str, int]] = {}
+    for result in results:
+        if result.action == "withhold":
+            reasons = out.setdefault(study[result.record.participant_id], {})
+            reasons[result.reason] = reasons.get(result.reason, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def build_preference_pairs(
     records: Sequence[RawPreferenceRecord],
     recognizer: Recognizer | None,
@@ -149,6 +161,7 @@ def build_preference_pairs(
         "excluded": actions["exclude"],
         "excluded_reasons": dict(Counter(r.reason.split(":")[0] for r in results if r.action == "exclude")),
         "withheld_reasons": dict(Counter(r.reason for r in results if r.action == "withhold")),
+        "withheld_per_participant": _withheld_per_participant(results, study),
         "participants": len({study[r.participant_id] for r in records}),
         "published_participants": int(frame["participant"].nunique()) if len(frame) else 0,
         "entities_replaced": dict(sorted(kinds.items())),

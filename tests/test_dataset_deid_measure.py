@@ -328,3 +328,27 @@ def test_detectors_do_not_match_placeholders_again() -> None:
     once, _ = r.redact("Priya met Priya.", [])
     twice, applied = r.redact(once, find_patterns(once))
     assert once == twice == "[PERSON_1] met [PERSON_1]." and applied == []
+
+
+def test_build_summary_counts_withheld_comparisons_per_participant() -> None:
+    from dataset_builder.pairs import build_preference_pairs
+
+    memories = ["The user's friend Dana Whitfield throws a party on March 3, 2026."]
+    dated = _record(
+        "d",
+        retrieved_memories=memories,
+        response_with_memory="The party is on March 3, 2026.",
+        response_without_memory="Throw a party soon.",
+    )
+    kept = _record(
+        "k",
+        retrieved_memories=memories,
+        response_with_memory="Ask Dana Whitfield.",
+        response_without_memory="Ask a friend.",
+    )
+    pairs = build_preference_pairs([dated, kept], FixedNer({"Dana Whitfield": "PERSON"}))
+    assert pairs.summary["published"] == 1 and pairs.summary["withheld"] == 1
+    assert pairs.summary["withheld_reasons"] == {REASON_GENERALIZED: 1}
+    (per_participant,) = pairs.summary["withheld_per_participant"].values()
+    assert per_participant == {REASON_GENERALIZED: 1}
+    assert pairs.summary["withhold_policy"] == "bears_on_preference"
