@@ -442,6 +442,9 @@ class DeidentifiedRecord:
     action: Literal["publish", "withhold", "exclude"]
     reason: str
     replacements: list[Replacement] = field(default_factory=list)
+    #: Named-entity spans the recognizer found but the de-identifier kept (public mentions,
+    #: everyday words): offsets only, for the human reviewer to confirm.
+    kept: list[dict[str, object]] = field(default_factory=list)
 
     def published_fields(self) -> dict[str, str]:
         """The published text per field name (memories as ``retrieved_memories[i]``)."""
@@ -463,6 +466,7 @@ class DeidentifiedRecord:
                 name: dict(sorted(kinds.items())) for name, kinds in sorted(self.touched.items())
             },
             "redactions": [replacement.as_dict() for replacement in self.replacements],
+            "kept_for_review": self.kept,
         }
 
 
@@ -586,7 +590,10 @@ def deidentify_records(
         for entity in ner_entities:
             if entity.kind in _NAMED_KINDS and public_mention(entity.text, text, entity.start, entity.end):
                 public[pid].add(_key(entity.text))
+    ner_raw: dict[str, list[Entity]] = {}
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
+        if slot:
+            ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
         ner_entities = [e for e in ner_entities if _key(e.text) not in public[pid]]
         entities = _combine(text, find_patterns(text), ner_entities)
         redactors[pid].learn(entities)
@@ -601,6 +608,7 @@ def deidentify_records(
             touched: dict[str, Counter[str]] = {}
             applied: dict[str, list[Entity]] = {}
             replacements: list[Replacement] = []
+            kept: list[dict[str, object]] = []
             memories: list[str] = []
             for name, text in texts_of(record):
                 new_text, pairs = redactor.redact(text, detected[f"{record.record_id}\0{name}"])
@@ -612,6 +620,18 @@ def deidentify_records(
                 ]
                 if spans:
                     touched[name] = Counter(span.kind for span in spans)
+                for entity in ner_raw.get(f"{record.record_id}\0{name}", []):
+                    if not any(entity.start < sp.end and entity.end > sp.start for sp in spans):
+                        public_use = _key(entity.text) in public[pid]
+                        kept.append(
+                            {
+                                "field": name,
+                                "start": entity.start,
+                                "end": entity.end,
+                                "kind": entity.kind,
+                                "why": "public mention" if public_use else "everyday word or title",
+                            }
+                        )
                 if name.startswith("retrieved_memories["):
                     memories.append(new_text)
                 else:
@@ -628,6 +648,6 @@ def deidentify_records(
                 if reason:
                     action = "withhold"
             results[record.record_id] = DeidentifiedRecord(
-                record, fields, touched, action, reason, replacements
+                record, fields, touched, action, reason, replacements, kept
             )
     return [results[record.record_id] for record in records]

@@ -354,3 +354,14 @@ def test_build_summary_counts_withheld_comparisons_per_participant() -> None:
     (per_participant,) = pairs.summary["withheld_per_participant"].values()
     assert per_participant == {REASON_GENERALIZED: 1}
     assert pairs.summary["withhold_policy"] == "bears_on_preference"
+
+
+def test_review_entry_lists_recognized_names_that_were_kept() -> None:
+    record = _record(query="Will the gym open on Boxing Day? Ask Dana Whitfield.")
+    ner = FixedNer({"Will": "PERSON", "Boxing Day": "ORGANIZATION", "Dana Whitfield": "PERSON"})
+    (result,) = deidentify_records([record], ner)
+    assert result.fields["query"] == "Will the gym open on Boxing Day? Ask [PERSON_1]."
+    kept = result.review_entry()["kept_for_review"]
+    assert [(k["field"], k["start"], k["end"]) for k in kept] == [("query", 0, 4), ("query", 21, 31)]
+    assert {k["why"] for k in kept} == {"public mention", "everyday word or title"}
+    assert "Boxing" not in json.dumps(kept)
