@@ -365,3 +365,13 @@ def test_review_entry_lists_recognized_names_that_were_kept() -> None:
     assert [(k["field"], k["start"], k["end"]) for k in kept] == [("query", 0, 4), ("query", 21, 31)]
     assert {k["why"] for k in kept} == {"public mention", "everyday word or title"}
     assert "Boxing" not in json.dumps(kept)
+
+
+def test_cli_withhold_policy_option() -> None:
+    strict = CliRunner().invoke(
+        app, ["deidentify", str(TUNING), "--ner", "none", "--json", "--withhold-policy", "differing_text"]
+    )
+    default = CliRunner().invoke(app, ["deidentify", str(TUNING), "--ner", "none", "--json"])
+    assert json.loads(strict.stdout)["withheld"] > json.loads(default.stdout)["withheld"]
+    bad = CliRunner().invoke(app, ["deidentify", str(TUNING), "--withhold-policy", "bogus"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output

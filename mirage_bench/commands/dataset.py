@@ -166,6 +166,11 @@ def deidentify_command(
     markdown: bool = typer.Option(
         False, "--markdown", help="Print one Markdown table: a column per corpus x recognizer."
     ),
+    withhold_policy: str = typer.Option(
+        "bears_on_preference",
+        "--withhold-policy",
+        help="bears_on_preference (default), differing_text (strict) or generalized_only.",
+    ),
 ) -> None:
     """Measure the de-identifier on planted-PII corpora: removal per kind (no fragment left),
     over-redaction of must-keep phrases, placeholder consistency, comparisons published and withheld
@@ -173,11 +178,14 @@ def deidentify_command(
 
     Exits 1 when a planted identifier reaches a published row under any recognizer evaluated.
     """
+    from dataset_builder.deidentify import WITHHOLD_POLICIES
     from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, markdown_table
     from dataset_builder.preferences import PreferenceFormatError
 
     if as_json and markdown:
         raise typer.BadParameter("--json and --markdown are exclusive")
+    if withhold_policy not in WITHHOLD_POLICIES:
+        raise typer.BadParameter(f"--withhold-policy must be one of {', '.join(WITHHOLD_POLICIES)}")
     try:
         loaded = [(path.name, load_planted_corpus(path)) for path in corpora]
     except (OSError, PreferenceFormatError) as exc:
@@ -185,7 +193,9 @@ def deidentify_command(
         raise typer.Exit(2) from exc
     recognizers = [_recognizer(choice, spacy_model) for choice in dict.fromkeys(ner)]
     evaluations = [
-        (name, evaluate_planted(corpus, recognizer)) for name, corpus in loaded for recognizer in recognizers
+        (name, evaluate_planted(corpus, recognizer, policy=withhold_policy))  # type: ignore[arg-type]
+        for name, corpus in loaded
+        for recognizer in recognizers
     ]
     if as_json:
         dicts = [{"corpus": name, **evaluation.as_dict()} for name, evaluation in evaluations]
