@@ -10,8 +10,8 @@ leaks, seconds) for:
 * ``presidio + ours``: Presidio's entities added to this package's patterns.
 
 Presidio is not a dependency: install it into a side folder and put that folder on the path, e.g.
-``pip install --no-deps --target /tmp/presidio presidio-analyzer presidio-anonymizer tldextract
-requests-file`` then ``PYTHONPATH=.:/tmp/presidio python benchmarks/bench_deid_foundations.py``.
+``pip install --no-deps --target ../presidio-side presidio-analyzer presidio-anonymizer tldextract
+requests-file`` then ``PYTHONPATH=.:../presidio-side python benchmarks/bench_deid_foundations.py``.
 Run on the tuning corpus only: the held-out corpora are never used to choose detectors.
 """
 
