@@ -176,7 +176,14 @@ def load_planted_corpus(path: str | Path) -> PlantedCorpus:
                 PlantedItem(str(p["kind"]), str(p["text"]), p.get("entity"), p.get("context"))
                 for p in obj["planted"]
             ]
-            keep = [str(k) for k in obj.get("must_keep", [])]
+            keep = obj.get("must_keep", [])
+            if not isinstance(keep, list) or not all(isinstance(k, str) and k for k in keep):
+                raise ValueError("must_keep must be a list of non-empty strings")
+            for item in found:
+                if item.kind not in ENTITY_KINDS:
+                    raise ValueError(f"unknown entity kind {item.kind!r} (one of {', '.join(ENTITY_KINDS)})")
+                if item.context is not None and _fold(item.text) not in _fold(item.context):
+                    raise ValueError(f"context {item.context!r} does not contain {item.text!r}")
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise PreferenceFormatError(f"{path}:{number}: {exc}") from exc
         if record.record_id in planted:

@@ -375,3 +375,24 @@ def test_cli_withhold_policy_option() -> None:
     assert json.loads(strict.stdout)["withheld"] > json.loads(default.stdout)["withheld"]
     bad = CliRunner().invoke(app, ["deidentify", str(TUNING), "--withhold-policy", "bogus"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"must_keep": "Grace period"}, "must_keep must be a list"),
+        ({"planted": [{"kind": "NAME", "text": "Priya"}]}, "unknown entity kind 'NAME'"),
+        ({"planted": [{"kind": "PERSON", "text": "Priya", "context": "with Jo"}]}, "does not contain"),
+    ],
+)
+def test_bad_corpus_lines_are_clear_errors(tmp_path: Path, change: dict[str, object], message: str) -> None:
+    from dataset_builder.preferences import PreferenceFormatError
+
+    line = {"record": json.loads(_record().model_dump_json()), "planted": [], "must_keep": []}
+    line.update(change)
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    with pytest.raises(PreferenceFormatError, match=rf"corpus\.jsonl:1: .*{message}"):
+        load_planted_corpus(path)
+    result = CliRunner().invoke(app, ["deidentify", str(path), "--ner", "none"])
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
