@@ -161,7 +161,7 @@ def build_dataset(
     validation_samples: Sequence[str | Path] = (),
     preferences: str | Path | None = None,
     recognizer: Recognizer | None = None,
-    withhold_policy: WithholdPolicy = "differing_text",
+    withhold_policy: WithholdPolicy = "bears_on_preference",
     pii_corpus: str | Path | None = None,
     id_map: str | Path | None = None,
     license: str = "cc-by-4.0",

@@ -6,34 +6,56 @@ that participant's records, plus the parts of multi-word person names) are repla
 placeholders ``[PERSON_1]``, ``[ORGANIZATION_1]``, ``[LOCATION_1]``, … that stay the same across a
 memory, its query and both responses; exact dates are generalized to month and year.
 
-A comparison is **withheld** when a redaction falls inside text that differs between the two
-responses (policy ``"differing_text"``, the default), since the published label would then describe
-an altered contrast; policy ``"generalized_only"`` withholds only when a date generalization falls
-there. Every decision goes to a review record (fields touched, entity kinds, counts) that never
-reproduces the removed text.
+A comparison is **withheld** only when redaction changes the basis of its preference (A.4): under
+policy ``"bears_on_preference"`` (the default) when redaction erases the difference between the two
+responses, or generalizes a remembered or asked-for date inside the text where they differ (a
+typed, consistent placeholder keeps the entity and its relations, so it does not withhold);
+``"differing_text"`` withholds on any redaction in the differing text (the strict policy this
+package used first) and ``"generalized_only"`` on any date generalization there. Every redaction
+goes to a review record (field, offsets, kind, replacement, detector) for the human pass A.4
+requires; it never reproduces the removed text.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .detectors import Entity, Recognizer, find_patterns, generalize_date, resolve_overlaps
+from .detectors import (
+    Entity,
+    Recognizer,
+    find_patterns,
+    generalize_date,
+    public_mention,
+    resolve_overlaps,
+)
 from .preferences import RawPreferenceRecord
 
 __all__ = [
     "PUBLISHED_FIELDS",
     "DeidentifiedRecord",
     "ParticipantRedactor",
+    "Replacement",
+    "WITHHOLD_POLICIES",
     "WithholdPolicy",
     "deidentify_records",
+    "texts_of",
 ]
 
-WithholdPolicy = Literal["differing_text", "generalized_only"]
+WithholdPolicy = Literal["bears_on_preference", "differing_text", "generalized_only"]
+#: The policies, the default first (``build-dataset --withhold-policy`` takes these names).
+WITHHOLD_POLICIES: tuple[str, ...] = ("bears_on_preference", "differing_text", "generalized_only")
+#: Reasons a comparison is withheld under ``bears_on_preference`` (the review file and card count them).
+REASON_ERASED = "redaction erases the difference between the two responses"
+REASON_GENERALIZED = (
+    "a remembered or asked-for date the responses differ on was generalized (the contrast may rest on it)"
+)
+REASON_DIFFERING = "redaction falls in text that differs between the two responses"
 
 #: Fields of a raw record that reach the published rows (memories are indexed ``retrieved_memories[i]``).
 PUBLISHED_FIELDS: tuple[str, ...] = (
@@ -68,86 +90,346 @@ _NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
 _GAZETTEER_KINDS = frozenset(
     {"PERSON", "ORGANIZATION", "LOCATION", "EMAIL", "PHONE", "URL", "HANDLE", "ID_NUMBER"}
 )
-#: Capitalized words that are never taken as a stand-alone part of a person's name.
+#: Words that are never taken as a stand-alone part of a person's name.
 _NAME_PART_STOP = frozenset(
-    {"Dr", "Mr", "Mrs", "Ms", "Prof", "The", "And", "Van", "Von", "De", "Del", "Da", "Jr", "Sr"}
+    {"dr", "mr", "mrs", "ms", "prof", "the", "and", "van", "von", "de", "del", "da", "jr", "sr", "of", "st"}
+)
+#: First names that are also everyday words: matched in lowercase never, at a sentence start
+#: before a determiner or pronoun never ("Will the gym…", "May I…", "Grace period").
+_COMMON_WORD_NAMES = frozenset(
+    """will may june april august grace rose mark bill art pat ruby jack frank hope joy faith summer
+    rich sandy penny holly ivy lily daisy iris amber jade chase dawn drew gene guy ray max victor cliff
+    brook sky go rust""".split()
+)
+_FUNCTION_NEXT = re.compile(
+    r"\s+(?:the|a|an|i|you|we|he|she|it|they|this|that|these|those|my|your|our|his|her|their|be|not)\b",
+    re.IGNORECASE,
+)
+_PLACE_BEFORE = frozenset(
+    "in to from visit visiting around across through near of at toward towards into".split()
+)
+_PERSON_BEFORE = frozenset(
+    "tell ask text call email with and invite message meet thank remind dear for cousin friend sister".split()
+)
+_PERSON_AFTER = re.compile(
+    r"^(?:'s\b|\s+(?:might|will|would|could|should|can|says|said|wants|loves|likes|hates|usually|"
+    r"prefers|needs|asked|and\s+you|finishes|has|had))",
+    re.IGNORECASE,
+)
+_PLACE_AFTER = re.compile(
+    r"^\s+(?:(?:is|are|gets|feels)\s+(?:\w+\s+)?)?in\s+(?:january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|spring|summer|autumn|fall|winter)\b",
+    re.IGNORECASE,
 )
 
 
+_ORG_NOUNS = frozenset(
+    """hospital school college university bank clinic surgery practice centre center group ltd inc plc
+    co""".split()
+)
+#: "Spider-Man", "Ant-Man", "Wonder-Woman": hyphenated titles, not people's names.
+_COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
+
+
+def _fold(text: str) -> str:
+    return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """One redaction: ``field``'s raw text ``[start, end)`` became ``replacement`` (a placeholder or a
+    generalized date); ``kind`` and ``source`` (the detector) say why. It never holds the removed text."""
+
+    field: str
+    start: int
+    end: int
+    kind: str
+    replacement: str
+    source: str
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form for the private review file."""
+        return {
+            "field": self.field,
+            "start": self.start,
+            "end": self.end,
+            "kind": self.kind,
+            "replacement": self.replacement,
+            "source": self.source,
+        }
+
+
 def _key(text: str) -> str:
-    return re.sub(r"\s+", " ", text.strip()).lower().removeprefix("the ")
+    """Normal form of an identifier surface: accents folded, lowercase, no "the"/title/possessive."""
+    key = re.sub(r"\s+", " ", _fold(text).strip(" .,;:'\"()"))
+    key = re.sub(r"^(?:the|dr|mr|mrs|ms|prof)\.?\s+", "", key)
+    return re.sub(r"['\u2019]s$", "", key)
+
+
+def _kind_key(kind: str, text: str) -> str:
+    key = _key(text)
+    if kind == "HANDLE":
+        key = re.sub(r"#\d{4}$", "", key.lstrip("@"))
+    elif kind == "PHONE":
+        key = re.sub(r"\D", "", key)
+    return key
 
 
 @dataclass
 class ParticipantRedactor:
-    """Typed, consistent placeholders for one participant's records.
+    """Typed, consistent placeholders for one participant's records (entity resolution inside it).
+
+    Every surface seen anywhere in the participant's records is learnt first; :meth:`resolve`
+    then joins mentions of one entity — a first or family name with the full name, with or
+    without accents, hyphens or case ("Tomás Rivera", "tomas", "Ji-woo", "jiwoo"), an organisation
+    with its short form ("Mercy General Hospital", "Mercy General"), a street with its numbered
+    address — while a person and a place that share a name ("Jordan") stay two entities, told
+    apart per mention by the detector's label or the words around it.
 
     >>> r = ParticipantRedactor()
     >>> r.learn([Entity(0, 11, "PERSON", "Maya Okafor", "ner")])
-    >>> r.redact("Maya Okafor met Maya at 4 Elm Street.", [])[0]
+    >>> r.redact("Maya Okafor met maya at 4 Elm Street.", [])[0]
     '[PERSON_1] met [PERSON_1] at 4 Elm Street.'
     """
 
-    placeholders: dict[str, str] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)
     counters: Counter[str] = field(default_factory=Counter)
+    placeholders: dict[tuple[str, str], str] = field(default_factory=dict)
+    mentions: dict[tuple[str, str], str] = field(default_factory=dict)
+    aliases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    surfaces: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
-
-    def _placeholder(self, kind: str, key: str) -> str:
-        key = self.aliases.get(key, key)
-        if key not in self.placeholders:
-            kind = self.kinds.setdefault(key, kind)
-            self.counters[kind] += 1
-            self.placeholders[key] = f"[{kind}_{self.counters[kind]}]"
-        return self.placeholders[key]
+    _resolved: bool = False
 
     def learn(self, entities: Sequence[Entity]) -> None:
-        """Add identifier surfaces to the participant's gazetteer (and name parts as aliases)."""
+        """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
         for entity in entities:
             if entity.kind not in _GAZETTEER_KINDS:
                 continue
-            key = _key(entity.text)
-            if not key or key in self.kinds or key in self.aliases:
-                continue
-            self.kinds[key] = entity.kind
-            self._placeholder(entity.kind, key)
-            if entity.kind == "PERSON":
-                for part in re.findall(r"[A-Z][a-zA-Z'-]{2,}", entity.text):
-                    if part not in _NAME_PART_STOP:
-                        self.aliases.setdefault(part.lower(), key)
+            key = _kind_key(entity.kind, entity.text)
+            if key and (entity.kind, key) not in self.mentions:
+                self.mentions[(entity.kind, key)] = entity.text
+                self._resolved = False
+
+    def resolve(self) -> None:
+        """Join the mentions learnt so far into entities (aliases) and build the gazetteer."""
+        self.aliases.clear()
+        self.surfaces.clear()
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for kind, key in self.mentions:
+            by_kind[kind].append(key)
+        # persons: full names first; a name part (or its hyphen-free form) joins the one full name holding it
+        people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
+        parts: dict[str, set[str]] = defaultdict(set)
+        for key in people:
+            tokens = key.split()
+            if len(tokens) > 1:
+                for token in tokens:
+                    if token not in _NAME_PART_STOP and len(token) >= 2:
+                        parts[token].add(key)
+                        parts[token.replace("-", "")].add(key)
+        for key in people:
+            owners = parts.get(key) or parts.get(key.replace("-", "")) or set()
+            owners.discard(key)
+            if len(key.split()) == 1 and len(owners) == 1:
+                self.aliases[("PERSON", key)] = ("PERSON", next(iter(owners)))
+            elif len(key.split()) > 1:
+                longer = [o for o in people if o != key and f" {key} " in f" {o} "]
+                if len(longer) == 1:
+                    self.aliases[("PERSON", key)] = ("PERSON", longer[0])
+        for token, owners in parts.items():
+            if len(owners) == 1 and ("PERSON", token) not in self.mentions:
+                self.aliases[("PERSON", token)] = ("PERSON", next(iter(owners)))
+        # organisations: a token prefix of one longer name; places: a token suffix (street of an address)
+        for kind in ("ORGANIZATION", "LOCATION"):
+            keys = sorted(by_kind[kind], key=len, reverse=True)
+            for key in keys:
+                longer = [
+                    o
+                    for o in keys
+                    if len(o) > len(key) and (o.startswith(f"{key} ") or o.endswith(f" {key}"))
+                ]
+                if len(longer) == 1 and len(key) >= 3:
+                    self.aliases[(kind, key)] = (kind, longer[0])
+        # "Mercy General Hospital" is also called "Mercy General": drop a generic last noun
+        for key in by_kind["ORGANIZATION"]:
+            tokens = key.split()
+            if (
+                len(tokens) >= 3
+                and tokens[-1] in _ORG_NOUNS
+                and ("ORGANIZATION", " ".join(tokens[:-1])) not in self.mentions
+            ):
+                self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
+        for kind, key in [*self.mentions, *self.aliases]:
+            self.surfaces.setdefault(key, set()).add((kind, key))
+            if "-" in key:
+                self.surfaces.setdefault(key.replace("-", ""), set()).add((kind, key))
+        # every alias points at a root: follow chains
+        for name, target in list(self.aliases.items()):
+            seen = {name}
+            while target in self.aliases and target not in seen:
+                seen.add(target)
+                target = self.aliases[target]
+            self.aliases[name] = target
         self._gazetteer = None
+        self._resolved = True
+
+    def _entity(self, kind: str, key: str) -> tuple[str, str]:
+        return self.aliases.get((kind, key), (kind, key))
+
+    def _placeholder(self, kind: str, key: str) -> str:
+        entity = self._entity(kind, key)
+        if entity not in self.placeholders:
+            self.counters[entity[0]] += 1
+            self.placeholders[entity] = f"[{entity[0]}_{self.counters[entity[0]]}]"
+        return self.placeholders[entity]
+
+    def _choose(self, candidates: set[tuple[str, str]], text: str, start: int, end: int) -> tuple[str, str]:
+        """Which of the entities sharing a surface this mention names (person vs place)."""
+        kinds = {kind for kind, _ in candidates}
+        if len(kinds) == 1:
+            return sorted(candidates)[0]
+        before = re.findall(r"[\w']+", text[:start].lower())[-1:]
+        after = text[end:]
+        by_kind = {kind: entity for kind, entity in sorted(candidates)}
+        if "LOCATION" in by_kind and (set(before) & _PLACE_BEFORE or _PLACE_AFTER.match(after)):
+            return ("LOCATION", by_kind["LOCATION"][1])
+        if "PERSON" in by_kind and (set(before) & _PERSON_BEFORE or _PERSON_AFTER.match(after)):
+            return ("PERSON", by_kind["PERSON"][1])
+        kind = "PERSON" if "PERSON" in by_kind else sorted(by_kind)[0]
+        return (kind, by_kind[kind][1])
 
     def _gazetteer_matches(self, text: str) -> list[Entity]:
+        if not self._resolved:
+            self.resolve()
         if self._gazetteer is None:
-            surfaces = sorted({*self.kinds, *self.aliases}, key=len, reverse=True)
+            surfaces = sorted(self.surfaces, key=len, reverse=True)
             if not surfaces:
                 return []
             alternation = "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in surfaces)
-            self._gazetteer = re.compile(rf"(?<![\w@])(?:{alternation})(?![\w@])", re.IGNORECASE)
+            self._gazetteer = re.compile(rf"(?<![\w@#/.-])(?:{alternation})(?![\w@-]|\.\w)")
         found = []
-        for m in self._gazetteer.finditer(text):
-            key = self.aliases.get(_key(m.group(0)), _key(m.group(0)))
-            kind = self.kinds.get(key, "PERSON")
-            if kind in _NAMED_KINDS and not m.group(0)[0].isupper():
-                continue  # a lowercase common word equal to a name ("will", "rose", "apple")
-            found.append(Entity(m.start(), m.end(), kind, m.group(0), "gazetteer"))
+        folded = _fold(text)
+        for m in self._gazetteer.finditer(folded):
+            surface = text[m.start() : m.end()]
+            candidates = self.surfaces.get(m.group(0)) or self.surfaces.get(_key(m.group(0)), set())
+            if not candidates:
+                continue
+            kind, key = self._choose(candidates, text, m.start(), m.end())
+            if kind in _NAMED_KINDS and not _plausible_name(surface, text, m.start(), m.end()):
+                continue
+            found.append(Entity(m.start(), m.end(), kind, surface, "gazetteer"))
         return found
 
-    def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[Entity]]:
-        """Replace ``entities`` plus every gazetteer surface in ``text``; returns ``(text, applied)``."""
-        spans = resolve_overlaps([*entities, *self._gazetteer_matches(text)])
+    def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[tuple[Entity, str]]]:
+        """Replace ``entities`` plus every gazetteer surface in ``text``.
+
+        Returns ``(text, applied)``: ``applied`` pairs each replaced span with its replacement.
+        """
+        gazetteer = self._gazetteer_matches(text)
+        # a detector's span wins; a gazetteer hit at the same place corrects its person/place label
+        by_span = {(g.start, g.end): g for g in gazetteer}
+        chosen = []
+        for entity in entities:
+            hit = by_span.get((entity.start, entity.end))
+            if hit is not None and hit.kind in _NAMED_KINDS and entity.kind in _NAMED_KINDS:
+                entity = Entity(entity.start, entity.end, hit.kind, entity.text, entity.source)
+            if entity.kind in _NAMED_KINDS and not _plausible_name(
+                entity.text, text, entity.start, entity.end
+            ):
+                continue
+            chosen.append(entity)
+        spans = resolve_overlaps([*chosen, *gazetteer])
         pieces: list[str] = []
+        applied: list[tuple[Entity, str]] = []
         cursor = 0
         for span in spans:
             pieces.append(text[cursor : span.start])
             if span.kind == "DATE":
-                pieces.append(generalize_date(span.text))
+                replacement = generalize_date(span.text)
             else:
-                pieces.append(self._placeholder(span.kind, _key(span.text)))
+                key = _kind_key(span.kind, span.text)
+                candidates = self.surfaces.get(key, set())
+                same_kind = {c for c in candidates if c[0] == span.kind}
+                if same_kind:
+                    kind, key = sorted(same_kind)[0]
+                else:
+                    kind = span.kind
+                replacement = self._placeholder(kind, key)
+            pieces.append(replacement)
+            applied.append((span, replacement))
             cursor = span.end
         pieces.append(text[cursor:])
-        return "".join(pieces), spans
+        return "".join(pieces), applied
+
+
+#: Pattern sources that are exact formats (an NER span overlapping one is clipped to the words
+#: outside it); the contextual recognizers (relation words, place names, workplaces) lose ties to NER.
+_STRONG_SOURCES = frozenset({"pattern", "phonenumbers"})
+_LEADING_VERB = re.compile(
+    r"^(?:call|ring|text|email|ask|tell|message|visit|book|thank|invite)\s+", re.IGNORECASE
+)
+
+
+def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> list[Entity]:
+    """Pattern matches plus NER entities; an NER span overlapping a pattern match keeps only the
+    words outside it ("Manchester M20" beside the postcode "M20 3ED"); implausible or public
+    named-entity spans are dropped before they can seed the gazetteer."""
+    strong = [p for p in patterns if p.source in _STRONG_SOURCES]
+    weak = [p for p in patterns if p.source not in _STRONG_SOURCES]
+    kept: list[Entity] = []
+    for entity in ner:
+        lead = _LEADING_VERB.match(entity.text)
+        if lead and lead.end() < len(entity.text):
+            entity = Entity(
+                entity.start + lead.end(), entity.end, entity.kind, entity.text[lead.end() :], entity.source
+            )
+        overlapping = [p for p in strong if p.start < entity.end and p.end > entity.start]
+        if overlapping:
+            rest = entity
+            for p in overlapping:
+                if p.start <= rest.start < p.end:
+                    rest = Entity(p.end, rest.end, rest.kind, text[p.end : rest.end], rest.source)
+                elif rest.start < p.start < rest.end:
+                    rest = Entity(rest.start, p.start, rest.kind, text[rest.start : p.start], rest.source)
+            surface = rest.text.strip(" ,.;:'\"()")
+            if len(surface) < 2 or not surface[0].isalpha() or rest.start >= rest.end:
+                continue
+            offset = rest.start + rest.text.find(surface)
+            entity = Entity(offset, offset + len(surface), rest.kind, surface, rest.source)
+        kept.append(entity)
+    named = [
+        e
+        for e in [*strong, *kept, *weak]
+        if e.kind not in _NAMED_KINDS or _plausible_name(e.text, text, e.start, e.end)
+    ]
+    return resolve_overlaps(named)
+
+
+def _plausible_name(surface: str, text: str, start: int, end: int) -> bool:
+    """False for a name-shaped span that is an everyday word in context.
+
+    A lowercase everyday-word name ("will", "grace"), a capitalized one at the start of a sentence
+    before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
+    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`).
+    """
+    if public_mention(surface, text, start, end) or _COMPOUND_TITLE.search(surface):
+        return False
+    if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
+        start > 0 and text[start - 1] == "-"
+    ):
+        return False
+    key = _fold(surface)
+    if key in _COMMON_WORD_NAMES:
+        if surface.islower():
+            return False
+        sentence_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\n"
+        following = text[end:]
+        if sentence_start and (
+            _FUNCTION_NEXT.match(following)
+            or (re.match(r"\s+[a-z]", following) and not _PERSON_AFTER.match(following))
+        ):
+            return False
+    return True
 
 
 @dataclass
@@ -159,6 +441,20 @@ class DeidentifiedRecord:
     touched: dict[str, Counter[str]]
     action: Literal["publish", "withhold", "exclude"]
     reason: str
+    replacements: list[Replacement] = field(default_factory=list)
+    #: Named-entity spans the recognizer found but the de-identifier kept (public mentions,
+    #: everyday words): offsets only, for the human reviewer to confirm.
+    kept: list[dict[str, object]] = field(default_factory=list)
+
+    def published_fields(self) -> dict[str, str]:
+        """The published text per field name (memories as ``retrieved_memories[i]``)."""
+        out: dict[str, str] = {}
+        for name, value in self.fields.items():
+            if isinstance(value, list):
+                out.update({f"{name}[{i}]": text for i, text in enumerate(value)})
+            else:
+                out[name] = value
+        return out
 
     def review_entry(self) -> dict[str, object]:
         """Fields touched and entity kinds replaced (counts only, never the removed text)."""
@@ -169,6 +465,8 @@ class DeidentifiedRecord:
             "fields_touched": {
                 name: dict(sorted(kinds.items())) for name, kinds in sorted(self.touched.items())
             },
+            "redactions": [replacement.as_dict() for replacement in self.replacements],
+            "kept_for_review": self.kept,
         }
 
 
@@ -191,16 +489,53 @@ def _differing_ranges(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple
     return ranges_a, ranges_b
 
 
-def _touches(spans: Sequence[Entity], ranges: Sequence[tuple[int, int]], policy: WithholdPolicy) -> bool:
-    for span in spans:
-        if policy == "generalized_only" and span.kind != "DATE":
-            continue
-        if any(span.start < end and span.end > start for start, end in ranges):
-            return True
-    return False
+def _withhold_reason(
+    record: RawPreferenceRecord,
+    fields: dict[str, str | list[str]],
+    applied: dict[str, list[Entity]],
+    policy: WithholdPolicy,
+) -> str:
+    """Why this comparison must be withheld under ``policy`` (``""``: publish it).
+
+    ``bears_on_preference`` (A.4: withhold "if removing identifying or sensitive information changes
+    the basis of a preference"): a typed placeholder keeps the entity and its relations, so a
+    redaction withholds only when it erases the difference between the two responses, or when it
+    generalizes a date inside the differing text whose exact value the participant's query or
+    retrieved memories carry (the memory-conditioned response may be preferred for using it).
+    ``differing_text`` withholds on any redaction in differing text; ``generalized_only`` on any
+    date generalization there.
+    """
+    ranges_with, ranges_without = _differing_ranges(
+        record.response_with_memory, record.response_without_memory
+    )
+    in_diff = [
+        span
+        for name, ranges in (
+            ("response_with_memory", ranges_with),
+            ("response_without_memory", ranges_without),
+        )
+        for span in applied[name]
+        if any(span.start < end and span.end > start for start, end in ranges)
+    ]
+    if policy == "differing_text":
+        return REASON_DIFFERING if in_diff else ""
+    if policy == "generalized_only":
+        return REASON_DIFFERING if any(span.kind == "DATE" for span in in_diff) else ""
+    raw_differ = record.response_with_memory.strip().lower() != record.response_without_memory.strip().lower()
+    published_with = str(fields["response_with_memory"]).strip().lower()
+    if raw_differ and published_with == str(fields["response_without_memory"]).strip().lower():
+        return REASON_ERASED
+    context = _fold(" ".join([record.query, *record.retrieved_memories]))
+    for span in in_diff:
+        if span.kind == "DATE":
+            digits = re.findall(r"\d+", span.text)
+            if digits and all(re.search(rf"(?<!\d){d}(?!\d)", context) for d in digits):
+                return REASON_GENERALIZED
+    return ""
 
 
-def _texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
+def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
+    """The raw published-field texts of a record as ``(field name, text)``, memories indexed."""
     texts = [("query", record.query)]
     texts += [(f"retrieved_memories[{i}]", memory) for i, memory in enumerate(record.retrieved_memories)]
     texts += [("response_with_memory", record.response_with_memory)]
@@ -221,7 +556,7 @@ def deidentify_records(
     records: Sequence[RawPreferenceRecord],
     recognizer: Recognizer | None,
     *,
-    policy: WithholdPolicy = "differing_text",
+    policy: WithholdPolicy = "bears_on_preference",
 ) -> list[DeidentifiedRecord]:
     """De-identify every record (grouped by participant); returns one result per input record.
 
@@ -235,7 +570,7 @@ def deidentify_records(
     jobs: list[tuple[str, str, str]] = []
     for pid, group in by_participant.items():
         for record in group:
-            jobs += [(pid, f"{record.record_id}\0{name}", text) for name, text in _texts_of(record)]
+            jobs += [(pid, f"{record.record_id}\0{name}", text) for name, text in texts_of(record)]
             jobs += [(pid, "", text) for text in record.event_memories]
             jobs += [(pid, "", value) for value in record.participant_profile.values()]
             if record.note:
@@ -248,8 +583,19 @@ def deidentify_records(
     for pid, group in by_participant.items():
         for record in group:  # the participant's own profile names the kinds first
             redactors[pid].learn(_profile_entities(record))
+    # a name used publicly anywhere in the participant's records ("play Stardew Valley or Hades") is
+    # public in all of them
+    public: dict[str, set[str]] = defaultdict(set)
+    for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
+        for entity in ner_entities:
+            if entity.kind in _NAMED_KINDS and public_mention(entity.text, text, entity.start, entity.end):
+                public[pid].add(_key(entity.text))
+    ner_raw: dict[str, list[Entity]] = {}
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
-        entities = resolve_overlaps([*find_patterns(text), *ner_entities])
+        if slot:
+            ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
+        ner_entities = [e for e in ner_entities if _key(e.text) not in public[pid]]
+        entities = _combine(text, find_patterns(text), ner_entities)
         redactors[pid].learn(entities)
         if slot:
             detected[slot] = entities
@@ -261,12 +607,31 @@ def deidentify_records(
             fields: dict[str, str | list[str]] = {}
             touched: dict[str, Counter[str]] = {}
             applied: dict[str, list[Entity]] = {}
+            replacements: list[Replacement] = []
+            kept: list[dict[str, object]] = []
             memories: list[str] = []
-            for name, text in _texts_of(record):
-                new_text, spans = redactor.redact(text, detected[f"{record.record_id}\0{name}"])
+            for name, text in texts_of(record):
+                new_text, pairs = redactor.redact(text, detected[f"{record.record_id}\0{name}"])
+                spans = [span for span, _ in pairs]
                 applied[name] = spans
+                replacements += [
+                    Replacement(name, span.start, span.end, span.kind, rep, span.source)
+                    for span, rep in pairs
+                ]
                 if spans:
                     touched[name] = Counter(span.kind for span in spans)
+                for entity in ner_raw.get(f"{record.record_id}\0{name}", []):
+                    if not any(entity.start < sp.end and entity.end > sp.start for sp in spans):
+                        public_use = _key(entity.text) in public[pid]
+                        kept.append(
+                            {
+                                "field": name,
+                                "start": entity.start,
+                                "end": entity.end,
+                                "kind": entity.kind,
+                                "why": "public mention" if public_use else "everyday word or title",
+                            }
+                        )
                 if name.startswith("retrieved_memories["):
                     memories.append(new_text)
                 else:
@@ -279,13 +644,10 @@ def deidentify_records(
             elif record.test_retest:
                 action, reason = "exclude", "test-retest repeat"
             else:
-                ranges_with, ranges_without = _differing_ranges(
-                    record.response_with_memory, record.response_without_memory
-                )
-                if _touches(applied["response_with_memory"], ranges_with, policy) or _touches(
-                    applied["response_without_memory"], ranges_without, policy
-                ):
+                reason = _withhold_reason(record, fields, applied, policy)
+                if reason:
                     action = "withhold"
-                    reason = "redaction falls in text that differs between the two responses"
-            results[record.record_id] = DeidentifiedRecord(record, fields, touched, action, reason)
+            results[record.record_id] = DeidentifiedRecord(
+                record, fields, touched, action, reason, replacements, kept
+            )
     return [results[record.record_id] for record in records]

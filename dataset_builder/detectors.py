@@ -13,6 +13,7 @@ generalized rather than replaced).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,18 +86,41 @@ _MONTH_NAMES = (
 )
 _STREET = (
     "Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|"
-    "Parkway|Pkwy|Highway|Hwy|Circle|Square"
+    "Parkway|Pkwy|Highway|Hwy|Circle|Square|Crescent|Cres|Close|Grove|Gardens|Walk|Row|Mews"
 )
+#: Street types after a bare (unnumbered) capitalized street name ("Dr" is a title there).
+_BARE_STREET = _STREET.replace("|Drive|Dr|", "|Drive|").replace("|Walk|", "|")
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+#: Words that never start or sit inside a street name ("5 miles down the road", "On St Patrick's").
+_NOT_IN_STREET = (
+    r"(?!(?i:the|a|an|to|of|on|in|at|and|or|my|your|our|down|up|along|off|from|by|for|is|was|"
+    r"miles?|km|minutes?|mins?|blocks?|doors?|houses?|near|head|turn|via|past)\b)"
+)
+_STREET_WORD = rf"{_NOT_IN_STREET}[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 #: Top-level domains recognised in bare host names ("shop.example.site"); full URLs need none.
 _TLDS = (
     "com|org|net|io|edu|gov|co|me|app|dev|ly|ai|info|biz|site|online|shop|store|blog|xyz|tech|page|link|"
     "club|art|design|studio|us|uk|ca|de|fr|jp|au|in|nl|eu|tv|fm|gg|so|ch|se|no|es|it|br|mx|nz|ie"
 )
+_AT = r"(?:\s*[\[(]\s*at\s*[\])]\s*|\s+at\s+)"
+_DOT = r"(?:\s*[\[(]\s*dot\s*[\])]\s*|\s+dot\s+)"
+#: Keywords that announce an identification number ("my nhs number is 943 476 5919").
+_ID_KEYS = (
+    r"nhs|medicare|pps|ppsn|national\s+insurance|ni|nino|passport|licen[cs]e|registration|rego|plate|"
+    r"reg|pin|ssn|social\s+security|sin|tfn|tax\s+file|member(?:ship)?|policy|account|card|student|"
+    r"employee|patient|id|aadhaar|pan|driver'?s?"
+)
+_I = re.IGNORECASE
 
 #: (kind, pattern) in priority order: on overlapping matches of equal length the earlier wins.
+#: A pattern with a group named ``v`` reports only that group (the context around it is a cue).
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("EMAIL", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
+    # obfuscated: "kim dot property at gmail dot com", "wei [at] zhangdesign [dot] co [dot] uk"
+    (
+        "EMAIL",
+        re.compile(rf"\b(?:[\w+-]+{_DOT})*[\w.+-]+{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS})\b", _I),
+    ),
     ("URL", re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")),
     (
         "URL",
@@ -107,19 +131,292 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("ID_NUMBER", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    # a number announced by its keyword: NHS, Medicare, PPS, passport, licence, plate, PIN, ...
+    (
+        "ID_NUMBER",
+        re.compile(
+            rf"\b(?:{_ID_KEYS})(?:\s+(?:card|number|no\.?|num|#|pin|plate|id))?(?:\s+(?:is|was|:))?[\s:#]*"
+            r"(?P<v>(?-i:(?=[A-Z0-9 -]*\d)[A-Z0-9]+(?:[ -][A-Z0-9]+){0,4}))(?![\w-])",
+            _I,
+        ),
+    ),
+    # UK National Insurance number, UK plate, Irish PPS, NMC PIN, Australian Medicare
+    ("ID_NUMBER", re.compile(r"\b[A-CEGHJ-PR-TW-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b", _I)),
+    ("ID_NUMBER", re.compile(r"\b[A-Z]{2}\d{2}\s?[A-Z]{3}\b")),
+    ("ID_NUMBER", re.compile(r"\b\d{7}[A-W][A-IW]?\b", _I)),
+    ("ID_NUMBER", re.compile(r"\b\d{2}[A-Z]\d{4}[A-Z]\b", _I)),
+    ("ID_NUMBER", re.compile(r"\b[2-6]\d{3}\s\d{5}\s\d\b")),
+    ("ID_NUMBER", re.compile(r"\b[A-Z]{1,3}-\d{5,}\b")),
     (
         "PHONE",
         re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}\b"),
     ),
     ("PHONE", re.compile(r"(?<![\w+])\+\d{1,3}(?:[\s.-]\d{2,6}){2,5}\b")),
+    # UK / Irish / Australian national formats: 07700 900123, 020 7946 0958, 0412 345 678
+    ("PHONE", re.compile(r"(?<![\w+])0\d{2,4}[\s-]?\d{3,4}[\s-]?\d{3,4}\b")),
     ("HANDLE", re.compile(r"(?<![\w@.])@[A-Za-z0-9_](?:[A-Za-z0-9_.]{0,28}[A-Za-z0-9_])?")),
-    ("DATE", re.compile(rf"\b(?:{_MONTHS})\.?\s+{_DAY}(?:,?\s+\d{{4}})?\b")),
-    ("DATE", re.compile(rf"\b{_DAY}\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?\b")),
+    ("HANDLE", re.compile(r"(?<![\w@])[A-Za-z0-9_.]{2,32}#\d{4}\b")),  # Discord name#1234
+    ("HANDLE", re.compile(r"(?<![\w/])u/[A-Za-z0-9_-]{3,20}\b")),  # Reddit
+    ("HANDLE", re.compile(r"(?<![\w@./])[a-z0-9]+(?:_[a-z0-9]+)+\b", _I)),  # snake_case user names
+    (
+        "HANDLE",
+        re.compile(
+            r"\b(?:at|is|tag|handle|insta|instagram|tiktok|twitter|discord|account|as)\s+"
+            r"(?P<v>[a-z0-9_]+\.[a-z0-9_]+)\b(?!\.\w)",
+            _I,
+        ),
+    ),
+    ("DATE", re.compile(rf"\b(?:{_MONTHS})\.?\s+{_DAY}(?:,?\s+\d{{4}})?\b(?!\s*(?:%|am|pm))", _I)),
+    ("DATE", re.compile(rf"\b{_DAY}\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?\b", _I)),
     ("DATE", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
     ("DATE", re.compile(r"\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b")),
-    ("LOCATION", re.compile(rf"\b\d{{1,5}}\s+(?:[A-Z][a-z]+\s+){{1,3}}(?:{_STREET})\b")),
+    # day/month without a year, only after a date word ("on 14/3", "by 3/14"): not "1/2 cup"
+    (
+        "DATE",
+        re.compile(
+            r"\b(?:on|by|before|after|until|till|from|due|since)\s+(?:the\s+)?"
+            r"(?P<v>(?:[12]\d|3[01]|0?[1-9])/(?:[12]\d|3[01]|0?[1-9]))(?![/\d])",
+            _I,
+        ),
+    ),
+    # addresses: "1420 N Maple Ave", "22/5 smith st", "3F2 41 easter road"
+    (
+        "LOCATION",
+        re.compile(
+            rf"\b(?:\d+F\d+\s+|flat\s+\d+,?\s+)?\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}})?\s+(?:[NSEW]\.?\s+)?"
+            rf"(?:{_STREET_WORD}\s+){{1,3}}(?:{_STREET})\b\.?",
+            _I,
+        ),
+    ),
+    (
+        "LOCATION",
+        re.compile(
+            rf"\b(?:[NSEW]\.?\s+)?(?:{_NOT_IN_STREET}[A-Z][\w'\u00c0-\u024f-]+\s+){{1,2}}(?:{_BARE_STREET})\b"
+        ),
+    ),
+    (
+        "LOCATION",
+        re.compile(
+            rf"\b(?:on|at|from|to|near|off|along|down|up)\s+(?:the\s+)?"
+            rf"(?P<v>(?:{_STREET_WORD}\s+){{1,2}}(?:street|road|avenue|lane|drive|boulevard|terrace|crescent))\b",
+            _I,
+        ),
+    ),
     ("LOCATION", re.compile(r"\b[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")),
+    # Australian state + postcode
+    ("LOCATION", re.compile(r"\b(?:NSW|VIC|QLD|WA|SA|TAS|ACT|NT)\s+\d{4}\b", _I)),
+    # UK postcode (LS6 2AB, EH6 5JL, M20 3ED), Irish Eircode (D07 XY12)
+    ("LOCATION", re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b", _I)),
+    ("LOCATION", re.compile(r"\b[AC-FHKNPRTV-Y]\d{2}\s?[AC-FHKNPRTV-Y0-9]{4}\b")),
     ("ID_NUMBER", re.compile(r"\b[A-Z]{0,3}\d(?:[\d-]{4,}|\d{4,})\d\b")),
+)
+
+_RELATIONS = (
+    "friend|sister|brother|cousin|colleague|coworker|co-worker|flatmate|roommate|housemate|husband|wife|"
+    "partner|mum|mom|dad|father|mother|son|daughter|boss|manager|mentee|mentor|client|neighbour|neighbor|"
+    "landlord|landlady|nan|grandma|grandmother|grandad|grandfather|uncle|aunt|niece|nephew|fiancee?|"
+    "fiancée|boyfriend|girlfriend|doctor|dentist|therapist|tutor|teacher|coach|mechanic|plumber|gp"
+)
+_NAME_TOKEN = r"[A-Za-z\u00c0-\u024f][a-z\u00c0-\u024f'-]*[a-z\u00c0-\u024f]"
+#: Words that end a name after a relation word ("my sister anjali mehta lives in…").
+_NOT_NAME = frozenset(
+    """is was are lives lived works worked wants loves likes hates has had and or but who that from in at
+    on to for with of the a an my your his her their our just also really always never says said asked
+    runs keeps books moved moving visits visiting turns turned finishes plays hosts schedules collects
+    watches goes went gets got will would can could should might may must named called recently today
+    tomorrow yesterday again too here there now soon about not so very usually""".split()
+)
+_RELATION_NAME = re.compile(
+    rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?:is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])))?"
+    rf"(?P<v>{_NAME_TOKEN}(?:\s+{_NAME_TOKEN}){{0,2}})",
+    re.IGNORECASE,
+)
+
+
+def find_relation_names(text: str) -> list[Entity]:
+    """Names introduced by a relation word ("my cousin han ji-woo", "landlord Kim Soo-min").
+
+    Case-insensitive (people write names in lowercase); the name stops at the first everyday word.
+    """
+    found = []
+    for m in _RELATION_NAME.finditer(text):
+        tokens = []
+        for token in re.finditer(r"\S+", m.group("v")):
+            if token.group(0).lower() in _NOT_NAME:
+                break
+            tokens.append(token)
+        if not tokens:
+            continue
+        start, end = m.start("v") + tokens[0].start(), m.start("v") + tokens[-1].end()
+        found.append(Entity(start, end, "PERSON", text[start:end], "relation"))
+    return found
+
+
+#: Widely used public platforms, services, institutions and teams: naming one identifies nobody.
+#: (A participant's employer named in a work context is still redacted: see :func:`public_mention`.)
+PUBLIC_ENTITIES = frozenset(
+    """discord slack teams zoom whatsapp instagram facebook tiktok twitter reddit youtube netflix spotify
+    github gitlab linkedin google gmail outlook icloud apple iphone ipad android windows excel word
+    powerpoint chatgpt amazon uber ebay paypal venmo wikipedia nhs nmc gp ni pps irs dmv medicare tv bbc
+    itv hbo disney marvel hmrc dvla cra ird ato centrelink revenue cao gcse gcses a-levels sats hsc ncea
+    leaving cert garmin fitbit kindle airpods playstation xbox python javascript typescript java kotlin
+    swift""".split()
+) | frozenset({"leaving cert", "apple watch", "apple pencil", "nintendo switch", "nmc online"})
+#: Makes and brands whose products people name ("Honda Civic", "Apple Watch", "Mazda 3").
+_BRANDS = frozenset(
+    """apple google samsung sony microsoft nintendo honda toyota mazda ford tesla bmw audi volkswagen vw
+    nissan hyundai kia subaru volvo garmin fitbit""".split()
+)
+_HOLIDAY = re.compile(
+    r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
+    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?)$",
+    re.IGNORECASE,
+)
+_WORK_BEFORE = re.compile(
+    r"\b(?:work|works|working|worked|job|employed|employer|intern|interning|shifts?|nights|lates|at|for|"
+    r"from|joined|leaving|left)\s+(?:at\s+|for\s+|the\s+)?$",
+    re.IGNORECASE,
+)
+_PUBLIC_AFTER = re.compile(
+    r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online)\b", re.IGNORECASE
+)
+_WORK_OF_ART_BEFORE = re.compile(
+    r"\b(?:watch|watching|watched|rewatch|binge|binging|read|reading|stream|streaming|play|playing)\s+"
+    r"(?:the\s+)?(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3}\s+(?:or|and)\s+(?:the\s+)?)?$",
+    re.IGNORECASE,
+)
+
+
+def public_mention(surface: str, text: str, start: int, end: int) -> bool:
+    """True for a named-entity span that names something public, not a person's own context.
+
+    Holidays ("Boxing Day", "St Patrick's Day"), widely used platforms and institutions
+    (:data:`PUBLIC_ENTITIES`, unless named as an employer: "works at Slack"), a team before
+    "game"/"match", and a title after "watch"/"read".
+    """
+    key = re.sub(r"^the\s+", "", surface.strip().lower())
+    if _HOLIDAY.match(key):
+        return True
+    before, after = text[:start], text[end:]
+    if key in PUBLIC_ENTITIES and not _WORK_BEFORE.search(before):
+        return True
+    words = key.split()
+    if len(words) >= 2 and words[0] in _BRANDS and not _WORK_BEFORE.search(before):
+        return True
+    if _PUBLIC_AFTER.match(after) and not _WORK_BEFORE.search(before):
+        return True
+    return bool(_WORK_OF_ART_BEFORE.search(before))
+
+
+@functools.lru_cache(maxsize=1)
+def place_names() -> frozenset[str]:
+    """Lowercased English place names of libphonenumber's geocoding data (~36,000), or empty.
+
+    A gazetteer of cities, towns and districts ("didsbury", "sydney", "pune") that ships with the
+    ``phonenumbers`` package; used only after a place preposition (see :func:`find_places`).
+    """
+    try:
+        from phonenumbers.geodata import GEOCODE_DATA
+    except ImportError:
+        return frozenset()
+    names: set[str] = set()
+    for descriptions in GEOCODE_DATA.values():
+        for part in (descriptions.get("en") or "").split(","):
+            part = part.strip().lower()
+            if len(part) >= 4 and not any(c.isdigit() for c in part):
+                names.add(part)
+    return frozenset(names)
+
+
+_PLACE_CUE = re.compile(
+    r"(?:\b(?:in|to|from|near|visit|visiting|around|across|towards?|outside|of)\s+(?:the\s+)?|"
+    r"(?<=[a-z]),\s+(?=[A-Z]))"
+    r"(?P<v>[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*(?:\s+[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*){0,2})",
+    re.IGNORECASE,
+)
+
+
+def find_places(text: str) -> list[Entity]:
+    """Place names of :func:`place_names` after a place preposition ("moved to round rock")."""
+    names = place_names()
+    if not names:
+        return []
+    found = []
+    for m in _PLACE_CUE.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        for n in range(len(words), 0, -1):  # the longest known name wins
+            end = words[n - 1].end()
+            phrase = m.group("v")[:end].rstrip(",.;:!?)'\"")
+            if phrase.lower() in names:
+                start = m.start("v")
+                found.append(Entity(start, start + len(phrase), "LOCATION", phrase, "places"))
+                break
+    return found
+
+
+_WORKPLACE = re.compile(
+    r"\b(?:works?|working|worked|job|jobs|shifts?|nights|lates|interns?|interning|employed)\s+"
+    r"(?:[a-z]+\s+)?at\s+(?:the\s+)?(?P<v>[a-z][a-z&'-]+(?:\s+(?:bank|group|labs?|hospital|school|plant|"
+    r"store|superstore|studio|agency|college|university))?)\b"
+)
+_NOT_WORKPLACE = frozenset(
+    "the a an home night nights weekends weekend least times moment night-time work school".split()
+)
+
+
+_ORG_WORD = (
+    r"(?!(?i:the|a|an|my|your|our|his|her|their|this|that|local|new|nearest|nearby|big|small|public|private|"
+    r"community|climbing|good|best|cheap|same|other|old|car|dog|family|to|at|from|in|into|of|and|or|near|"
+    r"for|his|her|its|any|some|every|each|one|primary|secondary|is|was|are|be|been|has|have|had|with|by|"
+    r"on|next|last|this|year|term|semester|user|user's|dentist|doctor)\b)[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+)
+_TYPED_ORG = re.compile(
+    rf"\b(?P<v>(?:{_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|repairs|plumbing|dental|pharmacy|"
+    r"auto\s+repairs|(?:primary|middle|high|secondary|grammar)\s+school))\b",
+    re.IGNORECASE,
+)
+_COLLEGE = re.compile(
+    rf"\b(?:at|into|to|from|attend|attends|attending|studies\s+at|study\s+at)\s+"
+    rf"(?P<v>(?:{_ORG_WORD}\s+){{0,2}}(?:university|college)(?:\s+(?:of\s+)?{_ORG_WORD}){{0,2}})",
+    re.IGNORECASE,
+)
+
+
+_ORG_TYPE_WORD = re.compile(
+    r"elementary|academy|motors|repairs|plumbing|dental|pharmacy|school|university|college", re.IGNORECASE
+)
+
+
+def find_typed_organisations(text: str) -> list[Entity]:
+    """Organisations named by their type, in any case ("maple grove elementary", "ridgeway motors",
+    "into university college cork"); a bare "college"/"university" alone is not one."""
+    found: list[Entity] = []
+    if not _ORG_TYPE_WORD.search(text):
+        return found
+    for pattern in (_TYPED_ORG, _COLLEGE):
+        for m in pattern.finditer(text):
+            surface = m.group("v").rstrip(" ,.;:!?")
+            if len(surface.split()) >= 2:
+                found.append(
+                    Entity(m.start("v"), m.start("v") + len(surface), "ORGANIZATION", surface, "orgtype")
+                )
+    return found
+
+
+def find_workplaces(text: str) -> list[Entity]:
+    """A lowercase employer after a work phrase ("works at the co-op bank", "i work lates at asda")."""
+    found = []
+    for m in _WORKPLACE.finditer(text):
+        surface = m.group("v")
+        if surface.split()[0] not in _NOT_WORKPLACE:
+            found.append(Entity(m.start("v"), m.end("v"), "ORGANIZATION", surface, "workplace"))
+    return found
+
+
+#: The patterns, each with whether it can only match text holding a digit (a cheap skip).
+_GATED_PATTERNS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
+    (kind, pattern, kind in ("ID_NUMBER", "PHONE", "DATE", "LOCATION") and r"\d" in pattern.pattern)
+    for kind, pattern in _PATTERNS
 )
 
 _NER_KINDS = {
@@ -144,12 +441,66 @@ def resolve_overlaps(entities: Sequence[Entity]) -> list[Entity]:
 
 def find_patterns(text: str) -> list[Entity]:
     """Identifiers found by the regular-expression patterns, overlaps resolved, in text order."""
-    found = [
-        Entity(m.start(), m.end(), kind, m.group(0), "pattern")
-        for kind, pattern in _PATTERNS
-        for m in pattern.finditer(text)
-    ]
+    found = []
+    has_digit = any(c.isdigit() for c in text)
+    for kind, pattern, needs_digit in _GATED_PATTERNS:
+        if needs_digit and not has_digit:
+            continue
+        for m in pattern.finditer(text):
+            group = "v" if "v" in pattern.groupindex else 0
+            start, end = m.span(group)
+            found.append(Entity(start, end, kind, m.group(group), "pattern"))
+    found += find_phones(text)
+    found += find_relation_names(text)
+    found += find_places(text)
+    found += find_workplaces(text)
+    found += find_typed_organisations(text)
+    taken = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]  # never re-redact a placeholder
+    found = [e for e in found if not any(e.start < end and e.end > start for start, end in taken)]
     return resolve_overlaps(found)
+
+
+#: Regions whose national formats ``phonenumbers`` tries when a number has no ``+`` prefix.
+PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "AU", "IE", "CA", "NZ", "IN")
+
+
+_PHONE_LIKE = re.compile(r"\d(?:[\s().+-]*\d){8}")
+
+
+def find_phones(text: str) -> list[Entity]:
+    """Phone numbers found by libphonenumber (``phonenumbers``) in any of :data:`PHONE_REGIONS`.
+
+    Empty when ``phonenumbers`` is not installed (the regular expressions still run).
+    """
+    try:
+        import phonenumbers
+    except ImportError:
+        return []
+    found: dict[tuple[int, int], Entity] = {}
+    if not _PHONE_LIKE.search(text):  # libphonenumber is slow: only where 9+ digits could form a number
+        return []
+    for region in PHONE_REGIONS:
+        for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
+            if sum(c.isdigit() for c in m.raw_string) >= 9:
+                entity = Entity(m.start, m.end, "PHONE", m.raw_string, "phonenumbers")
+                found.setdefault((m.start, m.end), entity)
+    return list(found.values())
+
+
+def _split_place(entity: Entity) -> list[Entity]:
+    """Split "Monzo in Shoreditch" / "Splott, Cardiff" into the entity and the place(s) after it."""
+    pieces = list(re.finditer(r"[^,]+?(?=\s+in\s+|,\s*|$)", entity.text))
+    if len(pieces) < 2:
+        return [entity]
+    out = []
+    for i, m in enumerate(pieces):
+        surface = re.sub(r"^\s*(?:,\s*|in\s+)", "", m.group(0)).strip()
+        if len(surface) < 2:
+            continue
+        start = entity.start + m.start() + m.group(0).find(surface)
+        kind = entity.kind if i == 0 else "LOCATION"
+        out.append(Entity(start, start + len(surface), kind, surface, entity.source))
+    return out
 
 
 def generalize_date(text: str) -> str:
@@ -161,10 +512,10 @@ def generalize_date(text: str) -> str:
     if numeric:
         year = numeric.group(1)
         return year if len(year) == 4 else "a recent year"
-    month = re.search(rf"\b({_MONTHS})\b", text)
+    month = re.search(rf"\b({_MONTHS})\b", text, re.IGNORECASE)
     year = re.search(r"\b(\d{4})\b", text)
     if month:
-        full = next(name for name in _MONTH_NAMES if name.startswith(month.group(1)[:3]))
+        full = next(name for name in _MONTH_NAMES if name.lower().startswith(month.group(1)[:3].lower()))
         return f"{full} {year.group(1)}" if year else full
     return "a date"
 
@@ -222,6 +573,6 @@ class SpacyRecognizer:
                 if self._tagged and not any(token.tag_ in ("NNP", "NNPS") for token in ent):
                     continue  # a sentence-initial common word ("Gift ideas…", "Cook a meal…")
                 start = ent.start_char + ent.text.find(surface)
-                entities.append(Entity(start, start + len(surface), kind, surface, "ner"))
+                entities += _split_place(Entity(start, start + len(surface), kind, surface, "ner"))
             results.append(entities)
         return results

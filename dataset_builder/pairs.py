@@ -80,11 +80,23 @@ def _study_ids(
     return mapping
 
 
+def _withheld_per_participant(
+    results: list[DeidentifiedRecord], study: dict[str, str]
+) -> dict[str, dict[str, int]]:
+    """Random study id → withhold reason → count, for participants with a withheld comparison."""
+    out: dict[str, dict[str, int]] = {}
+    for result in results:
+        if result.action == "withhold":
+            reasons = out.setdefault(study[result.record.participant_id], {})
+            reasons[result.reason] = reasons.get(result.reason, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def build_preference_pairs(
     records: Sequence[RawPreferenceRecord],
     recognizer: Recognizer | None,
     *,
-    policy: WithholdPolicy = "differing_text",
+    policy: WithholdPolicy = "bears_on_preference",
     id_map_path: Path | None = None,
     split_seed: int = 0,
     rng: random.Random | None = None,
@@ -148,6 +160,8 @@ def build_preference_pairs(
         "withheld": actions["withhold"],
         "excluded": actions["exclude"],
         "excluded_reasons": dict(Counter(r.reason.split(":")[0] for r in results if r.action == "exclude")),
+        "withheld_reasons": dict(Counter(r.reason for r in results if r.action == "withhold")),
+        "withheld_per_participant": _withheld_per_participant(results, study),
         "participants": len({study[r.participant_id] for r in records}),
         "published_participants": int(frame["participant"].nunique()) if len(frame) else 0,
         "entities_replaced": dict(sorted(kinds.items())),

@@ -48,7 +48,11 @@ def _record(**overrides: object) -> RawPreferenceRecord:
 
 
 def _texts(
-    record_id: str, query: str, memories: list[str], with_memory: str, without_memory: str | None = None,
+    record_id: str,
+    query: str,
+    memories: list[str],
+    with_memory: str,
+    without_memory: str | None = None,
     **overrides: object,
 ) -> RawPreferenceRecord:
     """A record with these texts (both responses equal unless ``without_memory`` is given)."""
@@ -83,17 +87,30 @@ def test_placeholders_are_consistent_within_a_participant(ner: SpacyRecognizer) 
         "A quiet dinner at home works well.",
     )
     second = _texts("b", "Gift ideas for Priya?", ["Priya Natarajan loves tea."], "A tea sampler.")
-    other = _texts("c", "Gift ideas for Tomas Berg?", ["The user likes pasta."], "A book.",
-                   participant_id="PROLIFIC_other")
+    other = _texts(
+        "c",
+        "Gift ideas for Tomas Berg?",
+        ["The user likes pasta."],
+        "A book.",
+        participant_id="PROLIFIC_other",
+    )
     a, b, c = deidentify_records([first, second, other], ner)
     assert a.fields["query"] == "Plan a dinner for [PERSON_1]."
     assert a.fields["retrieved_memories"][0].startswith("The user's friend [PERSON_1] lives in [LOCATION_")
     assert a.fields["response_with_memory"].startswith("[PERSON_1] would enjoy")
     assert b.fields["query"] == "Gift ideas for [PERSON_1]?"
     assert c.fields["query"] == "Gift ideas for [PERSON_1]?"  # numbering restarts per participant
-    assert a.action == "withhold"  # the redacted name/location is where the two responses differ
-    assert b.action == "publish" and c.action == "publish"
+    # a typed, consistent placeholder keeps the contrast: published under the default (A.4) policy,
+    # withheld under the strict one because the redacted name/location is where the responses differ
+    assert a.action == "publish" and b.action == "publish" and c.action == "publish"
+    (strict,) = [
+        r
+        for r in deidentify_records([first, second, other], ner, policy="differing_text")
+        if r.record.record_id == "a"
+    ]
+    assert strict.action == "withhold"
     assert "Priya" not in json.dumps(a.review_entry()) and "Denver" not in json.dumps(a.review_entry())
+    assert len(a.review_entry()["redactions"]) == len(a.replacements) >= 5
 
 
 def test_withhold_policy_generalized_only_keeps_placeholder_contrasts() -> None:
@@ -151,7 +168,9 @@ def test_docs_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> No
     )
     assert command in docs
     assert table in docs, "re-run the command in docs/dataset.md and paste its table"
-    assert "| **planted identifiers left in published rows** | **0** | **6** | **0** | **16** |" in table
+    spacy_leaks = [e.leaks_in_published for (_, e) in evaluations[::2]]
+    none_leaks = [e.leaks_in_published for (_, e) in evaluations[1::2]]
+    assert spacy_leaks == [0, 0] and min(none_leaks) > 0  # the NER is doing real work
 
 
 def test_no_planted_identifier_in_any_published_row(corpus, ner: SpacyRecognizer, tmp_path: Path) -> None:

