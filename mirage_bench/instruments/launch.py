@@ -98,7 +98,7 @@ def start_run(
         judge_backend = (model_backend if same else build_backend(judge, seed=seed)) if judge else None
     scripts: list[Any] = []
     if "accum" in stage_list:
-        from mirage_bench.accum_scripts import load_accum_scripts
+        from mirage_bench.instruments.accum.scripts import load_accum_scripts
 
         scripts = load_accum_scripts()
     settings = RunSettings(
