@@ -178,15 +178,60 @@ def accum_table(model: str, accum: dict[str, dict[str, Any]]) -> Any:
     """Tables 4 and 8 of one run: one row per condition (the G.7 prompt, the prune-permitting control)."""
     from rich.table import Table
 
-    table = Table(title="Accum (Table 4: R1, R8, growth, /round; Table 8: slope, R², R8, removal %)")
-    for col in ("model", "condition", "scripts", "R1", "R8", "growth", "/round", "slope", "R²",
-                "removal %", "retracted/stored", "truncated"):
-        table.add_column(col, justify="left" if col in ("model", "condition") else "right")
+    table = Table(title=f"Accum of {model} (Tables 4 and 8)")
+    for col in ("condition", "scripts", "R1", "R8", "growth", "/round", "slope", "R²", "removal %",
+                "retracted"):
+        table.add_column(col, justify="left" if col == "condition" else "right")
     for cond, a in accum.items():
         table.add_row(
-            model, cond, f"{a['n_scripts']} ({a['failed_scripts']} failed)", _num(a["r_first"]),
-            _num(a["r_last"]), _num(a["growth"]), _num(a["accumulation_rate"]), _num(a["slope"]),
-            _num(a["r2"]), _pct(a["removal_rate"]),
-            f"{a['retractions']}/{a['contradictions_with_stored_inference']}", str(a["n_truncated"] or 0),
+            CONDITION_LABELS.get(cond, cond), str(a["n_scripts"]), _num(a["r_first"]), _num(a["r_last"]),
+            _num(a["growth"]), _num(a["accumulation_rate"]), _num(a["slope"]), _num(a["r2"]),
+            _pct(a["removal_rate"]), f"{a['retractions']}/{a['contradictions_with_stored_inference']}",
         )
+    notes = [f"{cond}: {a['failed_scripts']} failed script(s), {a['n_truncated']} stopped early"
+             for cond, a in accum.items() if a["failed_scripts"] or a["n_truncated"]]
+    table.caption = "retracted = retractions / contradictions that met a stored inference" + (
+        "; " + "; ".join(notes) if notes else "")
     return table
+
+
+#: Short display names of the Accum conditions (the record's ``condition`` stays the full name).
+CONDITION_LABELS: dict[str, str] = {"accum_update": "G.7 prompt",
+                                    "accum_update_prune_control": "prune control"}
+
+
+def _cell(column: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    if isinstance(value, float):
+        digits = 1 if column.endswith("_pct") or column.endswith("_pp") else 2
+        return f"{value:.{digits}f}"
+    if column == "condition":
+        return CONDITION_LABELS.get(str(value), str(value))
+    return str(value)
+
+
+def render_tables(tables: dict[str, Any], console: Any = None, *, smoke_test: bool = False) -> None:
+    """Print the per-model tables of :func:`mirage_bench.metrics.tables.run_tables` with rich."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from mirage_bench.metrics.tables import TABLE_TITLES
+
+    console = console or Console()
+    if smoke_test:
+        console.print("[bold yellow]SMOKE TEST[/]: these tables are from a simulation or the embedded "
+                      "local model; they measure nothing.")
+    if not tables:
+        console.print("no per-model tables: the run has neither judged claims nor Accum rounds")
+    for name, frame in tables.items():
+        table = Table(title=f"{TABLE_TITLES[name]} (measured)")
+        for col in frame.columns:
+            table.add_column(col, justify="left" if col in ("model", "condition", "positives") else "right")
+        for row in frame.itertuples(index=False):
+            table.add_row(*(_cell(c, v) for c, v in zip(frame.columns, row, strict=True)))
+        console.print(table)
+        if name == "table6" and len(frame):
+            at_median = ", ".join(f"{m} {n}" for m, n in zip(frame.model, frame.n_at_median, strict=True))
+            console.print(f"AUROC positives: records {frame['positives'].iloc[0].replace('_', ' ')} "
+                          f"judge OI of their model (App. D); records at the median: {at_median}")
