@@ -129,9 +129,9 @@ def build_dataset(
     import time
 
     from dataset_builder import sources
-    from dataset_builder.annotations import join_annotations, load_annotations, load_validation_sample
     from dataset_builder.card import build_card, eval_yaml
     from dataset_builder.validate import validate_build
+    from mirage_bench.validation.records import join_annotations, load_annotations, load_validation_sample
 
     started = time.perf_counter()
     out = Path(out)

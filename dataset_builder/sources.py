@@ -189,7 +189,7 @@ def judged_claims_config(runs: Sequence[RunInput]) -> ConfigTable:
 
 
 def human_validation_config(rows: list[dict[str, object]]) -> ConfigTable:
-    """Rows joined by :func:`dataset_builder.annotations.join_annotations`."""
+    """Rows joined by :func:`mirage_bench.validation.records.join_annotations`."""
     return _table("human_validation", rows)
 
 

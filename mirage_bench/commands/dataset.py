@@ -60,11 +60,11 @@ def build_dataset_command(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a non-empty --out folder."),
 ) -> None:
     """Build the Hugging Face dataset repository (card, eval.yaml, parquet configs) and validate it."""
-    from dataset_builder.annotations import AnnotationError
     from dataset_builder.build import PRIVATE_DIR, build_dataset
     from dataset_builder.configs import BuildError
     from dataset_builder.pii_eval import DEFAULT_CORPUS
     from dataset_builder.preferences import PreferenceFormatError
+    from mirage_bench.validation.records import AnnotationError
 
     if withhold_policy not in ("differing_text", "generalized_only"):
         raise typer.BadParameter("--withhold-policy must be differing_text or generalized_only")

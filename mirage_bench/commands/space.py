@@ -95,8 +95,8 @@ def register(app: typer.Typer) -> None:
         lenient: bool = typer.Option(False, help="Take what there is when a class is short or not diverse."),
     ) -> None:
         """Draw a stratified blind-annotation sample (Appendix H.1) from run claims into the store."""
-        from mirage_bench.annotation import SampleSpec, claims_from_runs, create_sample, save_sample
         from mirage_bench.submissions import SubmissionStore, safe_id
+        from mirage_bench.validation import SampleSpec, claims_from_runs, create_sample, save_sample
 
         st = SubmissionStore(store)
         sid = safe_id(sample_id)

@@ -1,0 +1,51 @@
+"""Human validation of the judge (Appendix H): the sample, the blind labels, the agreement.
+
+* :mod:`~mirage_bench.validation.sample` — draw the H.1 stratified sample from judged claims and
+  store it (``annotation/samples/<id>.jsonl``);
+* :mod:`~mirage_bench.validation.labels` — what an annotator sees (:class:`BlindItem`), the queue
+  (:func:`next_item`) and durable labels (:func:`record_label`);
+* :mod:`~mirage_bench.validation.agreement` — judge–human agreement of an annotator's labels (numbers
+  from :func:`mirage_bench.metrics.agreement.agreement`);
+* :mod:`~mirage_bench.validation.records` — the file formats (sample items, annotation records) and
+  their join, read by the dataset builder's ``human_validation`` config.
+
+Nothing here is labelled human-annotated unless a person gave the label through :func:`record_label`.
+"""
+
+from __future__ import annotations
+
+from mirage_bench.types import Label
+from mirage_bench.validation.agreement import agreement
+from mirage_bench.validation.labels import (
+    DEFINITIONS,
+    SHORTCUTS,
+    BlindItem,
+    next_item,
+    progress,
+    record_label,
+)
+from mirage_bench.validation.sample import (
+    SampleSpec,
+    claims_from_runs,
+    create_sample,
+    load_sample,
+    save_sample,
+    stratified_validation_sample,
+)
+
+__all__ = [
+    "DEFINITIONS",
+    "SHORTCUTS",
+    "BlindItem",
+    "Label",
+    "SampleSpec",
+    "agreement",
+    "claims_from_runs",
+    "create_sample",
+    "load_sample",
+    "next_item",
+    "progress",
+    "record_label",
+    "save_sample",
+    "stratified_validation_sample",
+]
