@@ -110,6 +110,13 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
+def _composition_cells(rates: dict[str, Any]) -> list[str]:
+    """Claims, G/R/S/F %, OI % and self-audit OI % of a summary (or one of its per-task rows)."""
+    keys = ("grounded_rate", "reasonable_rate", "stereotype_rate", "fabricated_rate", "oi_rate",
+            "self_audit_oi_rate")
+    return [str(rates["n_claims"]), *(_pct(rates[k]) for k in keys)]
+
+
 def render_report(summary: dict[str, Any], console: Any = None) -> None:
     """Print the leaderboard row, the per-task table and the failure counts with rich."""
     from rich.console import Console
@@ -126,31 +133,13 @@ def render_report(summary: dict[str, Any], console: Any = None) -> None:
     for col in ("claims", "G%", "R%", "S%", "F%", "OI%", "Self OI%", "Gap (pp)"):
         row.add_column(col, justify="right")
     gap = summary.get("gap")
-    row.add_row(
-        str(summary["n_claims"]),
-        _pct(summary["grounded_rate"]),
-        _pct(summary["reasonable_rate"]),
-        _pct(summary["stereotype_rate"]),
-        _pct(summary["fabricated_rate"]),
-        _pct(summary["oi_rate"]),
-        _pct(summary["self_audit_oi_rate"]),
-        "-" if gap is None else f"{100 * gap:+.1f}",
-    )
+    row.add_row(*_composition_cells(summary), "-" if gap is None else f"{100 * gap:+.1f}")
     console.print(row)
     tasks = Table(title="Per task (judge labels)")
     for col in ("task", "claims", "G%", "R%", "S%", "F%", "OI%", "Self OI%"):
         tasks.add_column(col, justify="left" if col == "task" else "right")
     for task_id, r in summary["per_task"].items():
-        tasks.add_row(
-            task_id,
-            str(r["n_claims"]),
-            _pct(r["grounded_rate"]),
-            _pct(r["reasonable_rate"]),
-            _pct(r["stereotype_rate"]),
-            _pct(r["fabricated_rate"]),
-            _pct(r["oi_rate"]),
-            _pct(r["self_audit_oi_rate"]),
-        )
+        tasks.add_row(task_id, *_composition_cells(r))
     console.print(tasks)
     failures = Table(title="Failures (excluded from rates)")
     failures.add_column("kind")
