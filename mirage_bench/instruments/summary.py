@@ -177,7 +177,7 @@ def accum_table(model: str, accum: dict[str, dict[str, Any]]) -> Any:
             _num(a["growth"]), _num(a["accumulation_rate"]), _num(a["slope"]), _num(a["r2"]),
             _pct(a["removal_rate"]), f"{a['retractions']}/{a['contradictions_with_stored_inference']}",
         )
-    notes = [f"{cond}: {a['failed_scripts']} failed script(s), {a['n_truncated']} stopped early"
+    notes = [f"{cond}: {a['failed_scripts']} failed script(s), {a['n_truncated'] or 0} stopped early"
              for cond, a in accum.items() if a["failed_scripts"] or a["n_truncated"]]
     table.caption = "retracted = retractions / contradictions that met a stored inference" + (
         "; " + "; ".join(notes) if notes else "")
