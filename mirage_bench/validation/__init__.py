@@ -1,11 +1,11 @@
 """Human validation of the judge (Appendix H): the sample, the blind labels, the agreement.
 
-* :mod:`~mirage_bench.validation.sample` — draw the H.1 stratified sample from judged claims and
-  store it (``annotation/samples/<id>.jsonl``);
-* :mod:`~mirage_bench.validation.labels` — what an annotator sees (:class:`BlindItem`), the queue
-  (:func:`next_item`) and durable labels (:func:`record_label`);
-* :mod:`~mirage_bench.validation.agreement` — judge–human agreement of an annotator's labels (numbers
-  from :func:`mirage_bench.metrics.agreement.agreement`);
+* :mod:`~mirage_bench.validation.annotation` — the H.1 sample drawn from judged claims and stored
+  (``annotation/samples/<id>.jsonl``; the draw is
+  :func:`mirage_bench.metrics.agreement.stratified_validation_sample`), what an annotator sees
+  (:class:`BlindItem`), the queue (:func:`next_item`), durable labels (:func:`record_label`) and the
+  judge–human agreement of an annotator's labels (numbers from
+  :func:`mirage_bench.metrics.agreement.agreement`);
 * :mod:`~mirage_bench.validation.records` — the file formats (sample items, annotation records) and
   their join, read by the dataset builder's ``human_validation`` config.
 
