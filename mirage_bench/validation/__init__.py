@@ -14,23 +14,21 @@ Nothing here is labelled human-annotated unless a person gave the label through 
 
 from __future__ import annotations
 
+from mirage_bench.metrics.agreement import stratified_validation_sample
 from mirage_bench.types import Label
-from mirage_bench.validation.agreement import agreement
-from mirage_bench.validation.labels import (
+from mirage_bench.validation.annotation import (
     DEFINITIONS,
     SHORTCUTS,
     BlindItem,
-    next_item,
-    progress,
-    record_label,
-)
-from mirage_bench.validation.sample import (
     SampleSpec,
+    agreement,
     claims_from_runs,
     create_sample,
     load_sample,
+    next_item,
+    progress,
+    record_label,
     save_sample,
-    stratified_validation_sample,
 )
 
 __all__ = [
