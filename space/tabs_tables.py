@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from space.tabs_board import Context
+from .tabs_board import Context
 
 #: Radio choices: (label, table name).
 TABLE_CHOICES: list[tuple[str, str]] = [
