@@ -6,8 +6,8 @@ import html
 from pathlib import Path
 from typing import Any
 
+import mirage_bench.validation as ann
 from mirage_bench import browse
-from mirage_bench import validation as ann
 from space.tabs_board import Context
 
 GROUPS = ["stereotypical", "counter_stereotypical", "neutral"]
