@@ -181,9 +181,9 @@ def build_dataset(
     import time
 
     from mirage_bench.repo_ids import DATASET_REPO_ID, sensitive_repo_id
+    from mirage_bench.validation.records import join_annotations, load_annotations, load_validation_sample
 
     from . import sources
-    from .annotations import join_annotations, load_annotations, load_validation_sample
     from .card import build_card, eval_yaml
     from .validate import validate_build
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from mirage_bench.metrics.oi import oi_rate, oi_summary
 from mirage_bench.reported import TABLE10_TASKS
-from mirage_bench.types import OVER_INFERENCE_LABELS, Label
 
 from .configs import BuildError, ConfigTable, config_features
 
@@ -30,7 +30,6 @@ __all__ = [
     "tasks_config",
 ]
 
-_OI = {label.value for label in OVER_INFERENCE_LABELS}
 _TASKS_OI = TABLE10_TASKS
 
 
@@ -163,8 +162,8 @@ def tasks_config() -> ConfigTable:
 
 
 def accum_config() -> ConfigTable:
-    """The Accum scripts (``mirage_bench.accum_scripts``)."""
-    from mirage_bench.accum_scripts import load_accum_scripts
+    """The Accum scripts (``mirage_bench.instruments.accum.scripts``)."""
+    from mirage_bench.instruments.accum.scripts import load_accum_scripts
 
     rows = [
         {
@@ -190,12 +189,13 @@ def judged_claims_config(runs: Sequence[RunInput]) -> ConfigTable:
 
 
 def human_validation_config(rows: list[dict[str, object]]) -> ConfigTable:
-    """Rows joined by :func:`dataset_builder.annotations.join_annotations`."""
+    """Rows joined by :func:`mirage_bench.validation.records.join_annotations`."""
     return _table("human_validation", rows)
 
 
-def _pct(mask: pd.Series) -> float | None:
-    return round(100.0 * float(mask.mean()), 4) if len(mask) else None
+def _pct(rate: float | None) -> float | None:
+    """A rate from :mod:`mirage_bench.metrics.oi` as a percentage rounded to 4 places (None stays)."""
+    return None if rate is None or rate != rate else round(100.0 * float(rate), 4)
 
 
 def _measured_rows(runs: Sequence[RunInput]) -> list[dict[str, object]]:
@@ -216,8 +216,13 @@ def _measured_rows(runs: Sequence[RunInput]) -> list[dict[str, object]]:
         )
     rows = []
     for (model, judge), group in claims.groupby(["model", "judge"], sort=True):
-        labels = group["label"].astype(str)
-        oi = labels.isin(_OI)
+        try:
+            summary = oi_summary(group["label"].astype(str).to_numpy(),
+                                 tasks=group["task_id"].astype(str).to_numpy(),
+                                 groups=group["stereotype_type"].astype(str).to_numpy())
+        except ValueError as exc:
+            raise BuildError(f"leaderboard: claims of {model} judged by {judge}: column 'label' has values "
+                             f"outside the four labels ({exc})") from None
         row: dict[str, object] = {
             "model": model,
             "snapshot": model,
@@ -228,20 +233,17 @@ def _measured_rows(runs: Sequence[RunInput]) -> list[dict[str, object]]:
             "smoke_test": bool(group["smoke_test"].any()),
             "claims": len(group),
             "responses": int(group[["persona_id", "task_id"]].drop_duplicates().shape[0]),
-            "grounded_pct": _pct(labels == Label.GROUNDED),
-            "reasonable_pct": _pct(labels == Label.INFERRED_REASONABLE),
-            "stereotype_pct": _pct(labels == Label.INFERRED_STEREOTYPE),
-            "fabricated_pct": _pct(labels == Label.FABRICATED),
-            "oi_pct": _pct(oi),
+            **{f"{name}_pct": _pct(summary[f"{name}_rate"])
+               for name in ("grounded", "reasonable", "stereotype", "fabricated", "oi")},
             "derived": "",
         }
         for kind in ("stereotypical", "counter_stereotypical", "neutral"):
-            row[f"{kind}_oi_pct"] = _pct(oi[group["stereotype_type"] == kind])
+            row[f"{kind}_oi_pct"] = _pct(summary["per_group"].get(kind, {}).get("oi_rate"))
         for task in _TASKS_OI:
-            row[f"{task}_oi_pct"] = _pct(oi[group["task_id"] == task])
+            row[f"{task}_oi_pct"] = _pct(summary["per_task"].get(task, {}).get("oi_rate"))
         own = responses[(responses["model"] == model) & (responses["run_id"].isin(group["run_id"].unique()))]
         audited = [c["category"] for claims_ in own["self_audit_claims"] for c in claims_]
-        row["self_oi_pct"] = _pct(pd.Series([c in _OI for c in audited])) if audited else None
+        row["self_oi_pct"] = _pct(oi_rate(audited))
         row["gap_pp"] = (
             round(row["oi_pct"] - row["self_oi_pct"], 4) if row["self_oi_pct"] is not None else None
         )

@@ -140,12 +140,16 @@ def stereotype_gap(board: pd.DataFrame) -> Any:
 def accum_curves(
     store_root: Path | None, run_dirs: Iterable[Path] = (), *, include_smoke: bool = False
 ) -> pd.DataFrame:
-    """Per (model, persona, round) inferred attributes in memory (``n_inferred`` of ``accum.jsonl``).
+    """Per (model, persona, round) inferred attributes in memory, as :mod:`mirage_bench.metrics.accumulation`
+    counts them (:func:`~mirage_bench.metrics.accumulation.accum_frames`: the distinct inferred entries
+    of each stored memory, ``n_inferred`` where a record has no memory).
 
     Only the main (retention-biased) condition; the prune-permitting control is skipped, and so are
     records of a smoke-test model (``smoke_test``) unless ``include_smoke``.
     """
-    rows = []
+    from mirage_bench.metrics.accumulation import accum_frames
+
+    records = []
     dirs = list(run_dirs)
     if store_root is not None:
         dirs += sorted(p.parent for p in (Path(store_root) / "results").glob("*/accum.jsonl"))
@@ -161,22 +165,12 @@ def accum_curves(
                 continue  # the prune-permitting control is a different experiment
             if rec.get("smoke_test") and not include_smoke:
                 continue  # a smoke-test model's curve is not a measurement
-            for rnd in rec.get("rounds") or []:
-                if rnd.get("status", "ok") != "ok":
-                    continue
-                count = rnd.get("n_inferred", rnd.get("n_stored"))
-                if count is None and isinstance(rnd.get("stored"), list):
-                    count = len(rnd["stored"])
-                if count is not None:
-                    rows.append(
-                        {
-                            "model": rec.get("model", ""),
-                            "persona_id": rec.get("persona_id", ""),
-                            "round": int(rnd.get("round", 0)),
-                            "attributes": float(count),
-                        }
-                    )
-    return pd.DataFrame(rows, columns=["model", "persona_id", "round", "attributes"])
+            if not {"model", "persona_id"} <= set(rec):
+                raise ValueError(f"{path}: an Accum record without model or persona_id")
+            records.append(rec)
+    counts = accum_frames(records)[0]
+    curves = counts[["model", "persona_id", "round"]].assign(attributes=counts["n_attributes"].astype(float))
+    return curves.reset_index(drop=True)
 
 
 def accum_growth(curves: pd.DataFrame) -> Any:
@@ -187,9 +181,11 @@ def accum_growth(curves: pd.DataFrame) -> Any:
             "prints only rounds 1 and 8."
         )
     fig, ax = _figure()
+    from mirage_bench.metrics.accumulation import mean_by_round
+
     for model, part in curves.groupby("model"):
-        mean = part.groupby("round")["attributes"].mean()
-        ax.plot(mean.index, mean.to_numpy(), marker="o", label=str(model))
+        mean = mean_by_round(part, value_column="attributes")
+        ax.plot(list(mean), list(mean.values()), marker="o", label=str(model))
     ax.set_xlabel("Round")
     ax.set_ylabel("Inferred attributes in memory (mean over personas)")
     ax.set_title("Accum growth (measured)")

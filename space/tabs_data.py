@@ -6,7 +6,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from mirage_bench import annotation as ann
+import mirage_bench.validation as ann
 from mirage_bench import browse
 
 from .tabs_board import Context

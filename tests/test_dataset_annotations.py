@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dataset_builder.annotations import (
+from mirage_bench.validation.records import (
     AnnotationError,
     AnnotationRecord,
     join_annotations,

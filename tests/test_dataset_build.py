@@ -239,7 +239,7 @@ def test_validation_catches_tampering(built: tuple[Path, object], tmp_path: Path
 
 
 def test_build_refuses_bad_input(tmp_path: Path) -> None:
-    from dataset_builder.annotations import AnnotationError
+    from mirage_bench.validation.records import AnnotationError
 
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("keep me")
@@ -278,7 +278,7 @@ def test_config_docs_cover_every_feature() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    "annotations preferences detectors deidentify pairs card publish pii_eval render_cards".split(),
+    "preferences detectors deidentify pairs card publish pii_eval render_cards".split(),
 )
 def test_dataset_builder_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"dataset_builder.{module}"))

@@ -17,21 +17,42 @@ from mirage_bench.metrics.accumulation import (
 from mirage_bench.reported import load_reported
 
 
-def test_eq4_matches_table4_arithmetic() -> None:
-    # Table 4 rows: per-round = (R8 − R1) / 7, from counts averaged over 2 personas.
-    t4 = load_reported("table4")
+def test_eq4_on_complete_and_truncated_panels() -> None:
+    """Eq. 4, (R_T − R_1) / (T − 1), against an independent computation on random panels."""
+    rng = np.random.default_rng(1)
     rows = []
-    for r in t4.itertuples():
-        for persona, delta in (("a", -0.5), ("b", 0.5)):  # two personas averaging to R1 and R8
-            base = {"model": r.model, "persona_id": persona}
-            rows += [{**base, "round": 1, "n_attributes": r.r1_attributes + delta},
-                     {**base, "round": 8, "n_attributes": r.r8_attributes - delta}]
-    out = accumulation_summary(pd.DataFrame(rows)).set_index("model")
-    for r in t4.itertuples():
-        assert out.loc[r.model, "r_first"] == pytest.approx(r.r1_attributes)
-        assert out.loc[r.model, "growth"] == pytest.approx(r.growth)
-        assert round(out.loc[r.model, "per_round"], 1) == pytest.approx(r.per_round, abs=0.051)
-        assert out.loc[r.model, "n_personas"] == 2
+    for model, rate in (("fast", 15.0), ("slow", 0.6)):
+        for persona in range(5):
+            start = rng.uniform(0, 20)
+            rows += [{"model": model, "persona_id": f"p{persona}", "round": t,
+                      "n_attributes": start + rate * (t - 1) + rng.normal(0, 2)} for t in range(1, 9)]
+    frame = pd.DataFrame(rows)
+    out = accumulation_summary(frame).set_index("model")
+    for model in ("fast", "slow"):
+        part = frame[frame.model == model]
+        r1 = part[part["round"] == 1].n_attributes.mean()
+        r8 = part[part["round"] == 8].n_attributes.mean()
+        assert out.loc[model, "r_first"] == pytest.approx(r1)
+        assert out.loc[model, "r_last"] == pytest.approx(r8)
+        assert out.loc[model, "growth"] == pytest.approx(r8 - r1)
+        assert out.loc[model, "per_round"] == pytest.approx((r8 - r1) / 7)
+        assert out.loc[model, "n_personas"] == 5 and out.loc[model, "n_truncated"] == 0
+    # a persona that stopped after round 4 contributes its own (last − first) / 3, nothing else
+    cut = frame[~((frame.model == "fast") & (frame.persona_id == "p0") & (frame["round"] > 4))]
+    truncated = accumulation_summary(cut).set_index("model").loc["fast"]
+    fast = frame[frame.model == "fast"].pivot(index="persona_id", columns="round", values="n_attributes")
+    rates = [(fast.loc[p, 8] - fast.loc[p, 1]) / 7 for p in fast.index if p != "p0"]
+    rates.append((fast.loc["p0", 4] - fast.loc["p0", 1]) / 3)
+    assert truncated.per_round == pytest.approx(np.mean(rates))
+    assert truncated.n_truncated == 1
+    assert truncated.r_last == pytest.approx(fast.loc[fast.index != "p0", 8].mean())
+
+
+def test_table4_rows_satisfy_eq4() -> None:
+    # The transcribed Table 4: per-round = growth / 7 and growth = R8 − R1, up to the printed rounding.
+    t4 = load_reported("table4")
+    assert (abs(t4.r8_attributes - t4.r1_attributes - t4.growth) <= 0.051).all()
+    assert (abs(t4.growth / 7 - t4.per_round) <= 0.051).all()
 
 
 def test_ols_matches_scipy_linregress() -> None:

@@ -163,8 +163,14 @@ def test_reward_accuracy_module(evaluate_module) -> None:
     predictions = np.clip(0.5 + (references - 0.5) * rng.uniform(-0.2, 0.8, 200), 0, 1)
     out = metric.compute(predictions=predictions.tolist(), references=references.tolist(),
                          generators=["g1", "g2"] * 100, n_resamples=500)
-    for key in ("accuracy", "majority_baseline", "memory_selection_rate", "human_memory_rate"):
-        assert 0 <= out[key] <= 1
+    # independent arithmetic on the same inputs (no ties: predictions are never exactly 0.5)
+    assert not (predictions == 0.5).any()
+    picks = predictions > 0.5
+    assert out["accuracy"] == pytest.approx(float((picks == references).mean()))
+    assert out["memory_selection_rate"] == pytest.approx(float(picks.mean()))
+    assert out["human_memory_rate"] == pytest.approx(float(references.mean()))
+    assert out["majority_baseline"] == pytest.approx(max(references.mean(), 1 - references.mean()))
+    assert out["per_generator"]["g2"]["accuracy"] == pytest.approx(float((picks == references)[1::2].mean()))
     assert set(out["selective_accuracy"]) == {0.25, 0.5, 0.75, 1.0}
     assert out["selective_accuracy"][0.25] >= out["selective_accuracy"][1.0]
     assert out["selective_accuracy"][1.0] == out["accuracy"]

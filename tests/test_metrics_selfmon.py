@@ -92,25 +92,29 @@ def test_spearman_input_errors() -> None:
         cross_model_spearman([1, 2, 3], [3, 1, 2], families=["a", "b"])
 
 
-def test_within_model_signal_matches_sklearn() -> None:
+@pytest.mark.parametrize(("median_ties", "positive"),
+                         [("negative", np.greater), ("positive", np.greater_equal)])
+def test_within_model_signal_matches_sklearn(median_ties, positive) -> None:
     rng = np.random.default_rng(5)
     judge = rng.uniform(0, 100, 300)
     self_ = judge + rng.normal(0, 30, 300)
     models = np.repeat(["a", "b", "c"], 100)
     self_[200:] = rng.uniform(0, 100, 100)  # model c: no signal
-    table = within_model_signal(self_, judge, models).set_index("model")
+    table = within_model_signal(self_, judge, models, median_ties=median_ties).set_index("model")
     for model, lo in (("a", 0), ("b", 100)):
         j, s = judge[lo:lo + 100], self_[lo:lo + 100]
-        assert table.loc[model, "auroc"] == pytest.approx(roc_auc_score(j > np.median(j), s))
+        assert table.loc[model, "auroc"] == pytest.approx(roc_auc_score(positive(j, np.median(j)), s))
         assert table.loc[model, "spearman_rho"] == pytest.approx(stats.spearmanr(s, j).statistic)
         assert table.loc[model, "n_records"] == 100
     assert table.loc["a", "auroc"] > 0.7 and abs(table.loc["c", "auroc"] - 0.5) < 0.15
-    # heavy ties (OI% of short records): still equal to sklearn / scipy
+    # heavy ties (OI% of short records): each convention equals sklearn on its own positives
     tied_self, tied_judge = np.round(self_ / 25), np.round(judge / 20)
-    tied = within_model_signal(tied_self, tied_judge, models).set_index("model")
+    tied = within_model_signal(tied_self, tied_judge, models, median_ties=median_ties).set_index("model")
     for model, lo in (("a", 0), ("b", 100), ("c", 200)):
         j, s = tied_judge[lo:lo + 100], tied_self[lo:lo + 100]
-        assert tied.loc[model, "auroc"] == pytest.approx(roc_auc_score(j > np.median(j), s))
+        assert tied.loc[model, "auroc"] == pytest.approx(roc_auc_score(positive(j, np.median(j)), s))
+        assert tied.loc[model, "n_positive"] == int(positive(j, np.median(j)).sum())
+        assert tied.loc[model, "n_at_median"] == int((j == np.median(j)).sum())
         assert tied.loc[model, "spearman_rho"] == pytest.approx(stats.spearmanr(s, j).statistic)
     constant = within_model_signal([1.0, 2.0, 3.0], [5.0, 5.0, 5.0], ["m", "m", "m"])
     assert np.isnan(constant.auroc.iloc[0])

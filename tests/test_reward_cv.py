@@ -16,7 +16,6 @@ from mirage_bench.reward.model import (
     RubricFeaturizer,
     cross_validate,
     fit_inner_cv,
-    make_pipeline,
 )
 from mirage_bench.reward.synthetic import synthetic_client, synthetic_pairs
 
@@ -166,10 +165,26 @@ def test_cv_refuses_unusable_data():
         fit_inner_cv(np.zeros((8, 2)), np.ones(8, int), np.arange(8))
 
 
-def test_pipeline_fits_standardization_on_training_rows_only():
-    X = np.array([[0.0], [1.0], [2.0], [3.0]])
-    pipe = make_pipeline(1.0).fit(X[:2], [0, 1])
-    assert pipe.named_steps["scale"].mean_.tolist() == [0.5]
+def test_standardization_and_fit_see_training_participants_only():
+    """Shifting one participant's features by 1000 leaves every other held-out prediction of its test
+    fold unchanged: imputation, standardization and the fit saw training participants only."""
+    pairs, y, groups, noise, _ = _participant_label_data(seed=3)
+    ids = [p.pair_id for p in pairs]
+    base = FeatureSet(ids, noise, ["a", "b", "c"], [], [0, 1, 2])
+    shifted_x = noise.copy()
+    shifted_x[groups == "synthetic_u00"] += 1000.0
+    shifted_x[np.flatnonzero(groups == "synthetic_u00")[:2], 0] = np.nan  # imputed in the same pass
+    shifted = FeatureSet(ids, shifted_x, ["a", "b", "c"], [], [0, 1, 2])
+    runs = [asyncio.run(cross_validate(pairs, FixedFeaturizer(f), n_shuffles=1, seed=2, blocks=("all",)))
+            for f in (base, shifted)]
+    fold = next(f for f in runs[0].folds if "synthetic_u00" in f.test_participants)
+    same_fold = [i for i, g in enumerate(groups) if g in fold.test_participants and g != "synthetic_u00"]
+    p0, p1 = (np.array([r.p_memory for r in run.scores["memory_aware_rm"]]) for run in runs)
+    assert same_fold and np.allclose(p0[same_fold], p1[same_fold], rtol=0, atol=1e-12)
+    # the test has power: pairs whose training folds held the shifted participant do move (a scaler
+    # or imputer fitted on train + test rows would move the same-fold pairs in the same way)
+    elsewhere = [i for i, g in enumerate(groups) if g not in fold.test_participants]
+    assert not np.allclose(p0[elsewhere], p1[elsewhere], atol=1e-6)
 
 
 class _NoMemoryInFirstFold:

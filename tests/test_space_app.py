@@ -401,3 +401,15 @@ def test_browser_screenshot_other_tabs(page: Any, tab: str) -> None:
     assert page.locator("body").inner_text()
     if tab == "Browse":  # filled by the page-load event: the judged responses of the default persona
         helpers.wait_for(lambda: "judge scripted" in page.locator("#browse-judged").inner_text(), timeout=20)
+
+
+def test_browser_paper_tables_tab(page: Any) -> None:
+    """The Paper tables tab shows the reported Table 4 rows, then Table 6 with its AUROC convention."""
+    _tab(page, "Paper tables")
+    grid = page.locator("#tables-grid")
+    helpers.wait_for(lambda: "GPT-5.5" in grid.inner_text() and "reported" in grid.inner_text(), timeout=20)
+    assert "accum_update" in grid.inner_text()
+    page.locator("#tables-table").get_by_text("Table 6: within-model self-audit signal").click()
+    helpers.wait_for(lambda: "Qwen3.6-plus" in grid.inner_text(), timeout=20)
+    helpers.wait_for(lambda: "at the median" in page.locator("#tables-note").inner_text(), timeout=20)
+    page.screenshot(path=str(helpers.ARTIFACTS / "space_tables.png"), full_page=True)

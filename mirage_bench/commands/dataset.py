@@ -72,12 +72,12 @@ def build_dataset_command(
 
         mirage-bench build-dataset --out build/miragebench --runs runs/gpt-4o --json
     """
-    from mirage_bench.dataset_builder.annotations import AnnotationError
     from mirage_bench.dataset_builder.build import PRIVATE_DIR, build_dataset
     from mirage_bench.dataset_builder.configs import BuildError
     from mirage_bench.dataset_builder.deidentify import WITHHOLD_POLICIES
     from mirage_bench.dataset_builder.pii_eval import DEFAULT_CORPUS
     from mirage_bench.dataset_builder.preferences import PreferenceFormatError
+    from mirage_bench.validation.records import AnnotationError
 
     if withhold_policy not in WITHHOLD_POLICIES:
         raise typer.BadParameter(f"--withhold-policy must be one of {', '.join(WITHHOLD_POLICIES)}")

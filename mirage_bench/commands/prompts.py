@@ -103,7 +103,11 @@ def accum_validate_command(
 
         mirage-bench accum-scripts validate
     """
-    from mirage_bench.accum_scripts import AccumScriptFileError, load_accum_scripts, validate_accum_scripts
+    from mirage_bench.instruments.accum.scripts import (
+        AccumScriptFileError,
+        load_accum_scripts,
+        validate_accum_scripts,
+    )
     from mirage_bench.personas import load_personas
 
     try:
@@ -132,7 +136,7 @@ def accum_show_command(
 
         mirage-bench accum-scripts show seed_001
     """
-    from mirage_bench.accum_scripts import get_accum_script
+    from mirage_bench.instruments.accum.scripts import get_accum_script
 
     try:
         script = get_accum_script(persona_id, path)

@@ -108,8 +108,8 @@ def register(app: typer.Typer) -> None:
 
             mirage-bench annotate-sample --runs runs/gpt-4o-mini --runs runs/llama-3-8b --name validation
         """
-        from mirage_bench.annotation import SampleSpec, claims_from_runs, create_sample, save_sample
         from mirage_bench.submissions import SubmissionStore, safe_id
+        from mirage_bench.validation import SampleSpec, claims_from_runs, create_sample, save_sample
 
         st = SubmissionStore(store)
         sid = safe_id(sample_id)

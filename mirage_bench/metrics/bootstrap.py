@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -146,11 +147,14 @@ def paired_bootstrap_sums(
 def percentile_ci(
     samples: np.ndarray, confidence: float = 0.95, axis: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bootstrap interval ``(low, high)`` along ``axis``, ignoring NaN resamples."""
+    """Percentile bootstrap interval ``(low, high)`` along ``axis``, ignoring NaN resamples (NaN when
+    every resample is NaN)."""
     if not 0 < confidence < 1:
         raise ValueError("confidence must lie strictly between 0 and 1")
     alpha = (1 - confidence) / 2
-    low, high = np.nanpercentile(samples, [100 * alpha, 100 * (1 - alpha)], axis=axis)
+    with warnings.catch_warnings():  # every resample degenerate: the interval is NaN, said by the NaN
+        warnings.filterwarnings("ignore", "All-NaN slice encountered", RuntimeWarning)
+        low, high = np.nanpercentile(samples, [100 * alpha, 100 * (1 - alpha)], axis=axis)
     return low, high
 
 

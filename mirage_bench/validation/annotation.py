@@ -2,10 +2,10 @@
 
 A *sample* (``annotation/samples/<sample_id>.jsonl`` in the submission store) lists judged claims
 in the pre-shuffled order fixed by the sampling seed, as
-:class:`dataset_builder.annotations.ValidationSampleItem` lines; it holds the judge's label and
+:class:`mirage_bench.validation.records.ValidationSampleItem` lines; it holds the judge's label and
 the model id, so it stays on the server. The annotator is shown only :class:`BlindItem` (the
 three revealed facts, the task context and the claim). Labels are saved as
-:class:`dataset_builder.annotations.AnnotationRecord` lines, one file per annotator, as they are
+:class:`mirage_bench.validation.records.AnnotationRecord` lines, one file per annotator, as they are
 given; the next item is the first one of the sample without a label, so a session resumes.
 """
 
@@ -90,10 +90,10 @@ def create_sample(claims: pd.DataFrame, spec: SampleSpec | None = None) -> list[
     (``spec.strict``: raise ``ValueError`` naming any class that cannot meet them; otherwise take what
     there is); returns ``ValidationSampleItem``s in presentation order.
     """
-    from mirage_bench.dataset_builder.annotations import ValidationSampleItem, make_item_id
     from mirage_bench.metrics.agreement import stratified_validation_sample
     from mirage_bench.personas import load_personas
     from mirage_bench.tasks import get_task
+    from mirage_bench.validation.records import ValidationSampleItem, make_item_id
 
     personas = {p.persona_id: p for p in load_personas()}
     spec = spec or SampleSpec()
@@ -127,7 +127,7 @@ def save_sample(store: SubmissionStore, sample_id: str, items: list[Any]) -> Non
 
 def load_sample(store: SubmissionStore, sample_id: str) -> list[Any]:
     """The sample's items in presentation order."""
-    from mirage_bench.dataset_builder.annotations import load_validation_sample
+    from mirage_bench.validation.records import load_validation_sample
 
     return sorted(load_validation_sample([store.sample_path(sample_id)]), key=lambda i: i.position)
 
@@ -156,7 +156,7 @@ def record_label(
     store: SubmissionStore, sample_id: str, annotator_id: str, item_id: str, label: Label
 ) -> int:
     """Durably save one human label (an ``AnnotationRecord``); returns the annotator's label count."""
-    from mirage_bench.dataset_builder.annotations import AnnotationRecord
+    from mirage_bench.validation.records import AnnotationRecord
 
     item = next((i for i in load_sample(store, sample_id) if i.item_id == item_id), None)
     if item is None:
