@@ -162,8 +162,8 @@ def tasks_config() -> ConfigTable:
 
 
 def accum_config() -> ConfigTable:
-    """The Accum scripts (``mirage_bench.accum_scripts``)."""
-    from mirage_bench.accum_scripts import load_accum_scripts
+    """The Accum scripts (``mirage_bench.instruments.accum.scripts``)."""
+    from mirage_bench.instruments.accum.scripts import load_accum_scripts
 
     rows = [
         {

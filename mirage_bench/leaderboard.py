@@ -119,6 +119,9 @@ def measured_row(
     judges = sorted(claims["judge"].unique())
     if len(judges) != 1:
         raise ValueError(f"a leaderboard row needs claims from exactly one judge, got {judges}")
+    models = sorted(claims["model"].astype(str).unique())
+    if len(models) != 1:
+        raise ValueError(f"a leaderboard row needs claims from exactly one model, got {models}")
     labels = claims["label"].astype(str).to_numpy()
     summary = oi_metrics.oi_summary(labels, tasks=claims["task_id"].astype(str).to_numpy(),
                                     groups=claims["stereotype_type"].astype(str).to_numpy())

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mirage_bench.accum_scripts import (
+from mirage_bench.cli import app
+from mirage_bench.instruments.accum.scripts import (
     DEFAULT_ACCUM_SCRIPTS_PATH,
     AccumScript,
     AccumScriptFileError,
@@ -19,7 +20,6 @@ from mirage_bench.accum_scripts import (
     read_accum_scripts_file,
     validate_accum_scripts,
 )
-from mirage_bench.cli import app
 from mirage_bench.personas import load_personas
 from mirage_bench.types import GROUND_TRUTH_FIELDS, STEREOTYPE_TYPES, Persona
 

@@ -121,7 +121,8 @@ def test_label_spellings_and_errors() -> None:
 
 
 def test_macro_micro_helper() -> None:
-    assert macro_micro([[1, 0, 0, 1], [3, 0, 0, 1]]) == {"macro_oi_rate": 0.375, "micro_oi_rate": 1 / 3}
+    assert macro_micro([[1, 0, 0, 1], [3, 0, 0, 1]]) == {"macro_oi_rate": 0.375, "micro_oi_rate": 1 / 3,
+                                                        "n_models": 2, "n_models_without_claims": 0}
 
 
 def test_record_bootstrap_resamples_records_not_claims() -> None:

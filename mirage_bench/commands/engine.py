@@ -177,9 +177,17 @@ def judge_command(
 def report_command(
     run_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A run directory."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of tables."),
+    tables: bool = typer.Option(
+        False, "--tables", help="Also print the paper's per-model Tables 4, 6, 7, 8 and 10 for the run."
+    ),
+    median_ties: str = typer.Option(
+        "negative", "--median-ties",
+        help="Table 6 AUROC: records at the median judge OI are 'negative' (positives strictly above "
+        "the median, App. D's reading) or 'positive'.",
+    ),
 ) -> None:
-    """Print a run's leaderboard row, per-task table and failure counts."""
-    from mirage_bench.instruments.summary import render_report, summarize
+    """Print a run's leaderboard row, per-task table, failure counts and Accum Tables 4/8."""
+    from mirage_bench.instruments.summary import render_report, render_tables, summarize
     from mirage_bench.runs import RunDir
 
     run = RunDir(run_dir)
@@ -187,23 +195,42 @@ def report_command(
         manifest = run.read_manifest()
         if manifest is None:
             raise ValueError(f"{run_dir} holds no manifest.json: not a run directory")
+        responses, accums = run.read("responses"), run.read("accum")
         summary = summarize(
-            run.read("responses"),
+            responses,
             run.read("judgments"),
             run.read("probe"),
-            run.read("accum"),
+            accums,
             model=manifest.model,
             judge=manifest.judge,
             smoke_test=manifest.smoke_test,
         )
+        per_model = _run_tables(run_dir, responses, accums, median_ties) if tables else {}
     except ValueError as exc:
         raise _fail(exc) from exc
     if as_json:
+        if tables:
+            summary = {**summary, "tables": {k: json.loads(v.to_json(orient="records"))
+                                             for k, v in per_model.items()}}
         typer.echo(json.dumps(summary, indent=2))
         return
     render_report(summary)
+    if tables:
+        render_tables(per_model, smoke_test=manifest.smoke_test)
     if manifest.status != "complete":
         typer.echo(f"note: the run's status is {manifest.status!r} (re-run the same command to finish it)")
+
+
+def _run_tables(run_dir: Path, responses: list[Any], accums: list[Any], median_ties: str) -> dict[str, Any]:
+    """The per-model tables of a run (:func:`mirage_bench.metrics.tables.run_tables`)."""
+    import pandas as pd
+
+    from mirage_bench.metrics.tables import run_tables
+
+    claims_path = run_dir / "claims.parquet"
+    claims = pd.read_parquet(claims_path) if claims_path.exists() else None
+    return run_tables(claims, [r.model_dump(mode="json") for r in responses],
+                      [a.model_dump(mode="json") for a in accums], median_ties=median_ties)
 
 
 def generate_persona_command(

@@ -88,7 +88,11 @@ def accum_validate_command(
     personas: Path | None = typer.Option(None, "--personas", help="Persona file (default: the shipped one)."),
 ) -> None:
     """Check the Accum scripts: counts, rounds 1..8, persona ids, balanced groups, contradiction rounds."""
-    from mirage_bench.accum_scripts import AccumScriptFileError, load_accum_scripts, validate_accum_scripts
+    from mirage_bench.instruments.accum.scripts import (
+        AccumScriptFileError,
+        load_accum_scripts,
+        validate_accum_scripts,
+    )
     from mirage_bench.personas import load_personas
 
     try:
@@ -112,7 +116,7 @@ def accum_show_command(
     path: Path | None = typer.Option(None, "--path", help="Script file (default: the shipped one)."),
 ) -> None:
     """Print one persona's script round by round, marking the planted contradictions."""
-    from mirage_bench.accum_scripts import get_accum_script
+    from mirage_bench.instruments.accum.scripts import get_accum_script
 
     try:
         script = get_accum_script(persona_id, path)

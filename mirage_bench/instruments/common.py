@@ -120,14 +120,3 @@ async def call_and_parse(
         errors=errors,
     )
 
-
-def oi_rate(labels: Sequence[Any]) -> float | None:
-    """(#INFERRED_STEREOTYPE + #FABRICATED) / #labels, or None for no labels (Eq. 1).
-
-    >>> oi_rate(["GROUNDED", "FABRICATED", "INFERRED_STEREOTYPE", "INFERRED_REASONABLE"])
-    0.5
-    """
-    if not labels:
-        return None
-    over = sum(1 for label in labels if str(label) in ("INFERRED_STEREOTYPE", "FABRICATED"))
-    return over / len(labels)

@@ -98,7 +98,7 @@ def start_run(
         judge_backend = (model_backend if same else build_backend(judge, seed=seed)) if judge else None
     scripts: list[Any] = []
     if "accum" in stage_list:
-        from mirage_bench.accum_scripts import load_accum_scripts
+        from mirage_bench.instruments.accum.scripts import load_accum_scripts
 
         scripts = load_accum_scripts()
     settings = RunSettings(
@@ -150,7 +150,7 @@ def read_responses_file(path: str | Path, model: str | None = None) -> list[Resp
     Each line: ``persona_id``, ``task_id``, ``response`` and optionally ``self_audit`` (a list of
     ``{claim, category, reasoning}``, or ``{"claims": [...]}``) and ``model``.
     """
-    from mirage_bench.instruments.common import oi_rate
+    from mirage_bench.metrics.oi import oi_rate
     from mirage_bench.personas import load_personas
     from mirage_bench.tasks import TASK_IDS
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mirage_bench.backends.base import GenerateParams
-from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse, format_facts, oi_rate
+from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse, format_facts
 from mirage_bench.instruments.parsing import parse_self_audit
 from mirage_bench.instruments.records import ResponseRecord, SelfAudit, SelfAuditClaim
+from mirage_bench.metrics.oi import oi_rate
 from mirage_bench.types import Message, Persona
 
 if TYPE_CHECKING:  # pragma: no cover

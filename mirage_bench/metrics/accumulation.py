@@ -11,12 +11,17 @@ operation (pandas ``groupby`` sums and one merge), never a loop over attributes:
 ``condition``, the memory prompt) can be added to ``by``.
 
 Definitions (Appendix B, F): per group, ``r_first`` / ``r_last`` are the mean stored counts at the
-first / last round (averaged over personas); Growth = r_last − r_first; the per-round rate of
-Eq. (4) is Growth / (last − first round); slope, intercept and R² come from one OLS fit of count on
-round over all (persona, round) observations (Table 8: n = 16 for 2 personas × 8 rounds). The
-removal rate is, per persona, the mean over rounds T (with T and T+1 both observed and a non-empty
-memory at T) of the share of unique entries present at T and absent at T+1, then averaged over
-personas. Beyond the paper, the retraction rate is the share of planted contradictions whose
+first / last round (averaged over personas); Growth = r_last − r_first and the per-round rate of
+Eq. (4) is Growth / (last − first round), both computed per persona and averaged so that a persona
+that stopped early does not bias them (identical to Eq. 4 when every persona completes); slope,
+intercept and R² come from the OLS fit of count on round over all (persona, round) observations
+(Table 8: n = 16 for 2 personas × 8 rounds), the slope taken within personas. The
+removal rate (App. F: "the fraction of unique attributes present at round T that are absent at
+round T+1, averaged") is, per persona, the mean over rounds T (with T and T+1 both observed, their
+memories stored, and a non-empty inferred memory at T) of the share of unique inferred entries
+present at T and absent at T+1, then averaged over personas. This module is the only
+implementation: ``summary.json``, ``mirage-bench report`` and the Space call it.
+Beyond the paper, the retraction rate is the share of planted contradictions whose
 contradicted inference was stored before the contradicting round and is gone after it.
 
 >>> counts = pd.DataFrame({"model": "m", "persona_id": "p", "round": [1, 2, 3], "n_attributes": [2, 4, 6]})
@@ -45,37 +50,74 @@ def _check_columns(frame: pd.DataFrame, columns: Sequence[str], what: str) -> No
 def accumulation_summary(
     counts: pd.DataFrame, *, by: Sequence[str] = ("model",), value_column: str = "n_attributes"
 ) -> pd.DataFrame:
-    """Per group: ``n_personas``, ``n_obs``, ``first_round``, ``last_round``, ``r_first``, ``r_last``,
-    ``growth``, ``per_round`` (Eq. 4), ``slope``, ``intercept``, ``r2`` (OLS over all observations).
+    """Per group: ``n_personas``, ``n_obs``, ``n_truncated``, ``first_round``, ``last_round``,
+    ``r_first``, ``r_last``, ``growth``, ``per_round`` (Eq. 4), ``slope``, ``intercept``, ``r2``.
 
-    ``r2`` is NaN when the counts do not vary; ``slope`` is NaN with a single observed round.
+    ``r_first`` / ``r_last`` are the mean counts at the group's first / last round over the personas
+    observed there (Table 4's R1 / R8). ``growth`` and ``per_round`` are computed per persona over
+    the rounds it reached, then averaged over personas (each persona's ``last − first`` and
+    ``(last − first) / (last round − first round)``): with every persona complete this is exactly
+    Eq. 4, ``(R_T − R_1) / (T − 1)``, and a persona that stopped early (Accum stops at the first
+    failed round; counted in ``n_truncated``) cannot pull the rate toward the gap between persona
+    levels. ``slope`` is the OLS slope of count on round within personas (persona-demeaned), which
+    equals the pooled OLS slope of Table 8 when every persona has the same rounds; ``intercept`` and
+    ``r2`` are those of the line ``intercept + slope · round`` through the pooled means, over all
+    (persona, round) observations (the pooled OLS fit on complete data). ``r2`` is NaN when the
+    counts do not vary; ``slope`` is NaN with a single observed round. A missing round or count is
+    an error (``ValueError``), never dropped silently.
     """
     keys = list(by)
     _check_columns(counts, [*keys, "persona_id", "round", value_column], "counts")
-    frame = counts[[*keys, "persona_id", "round", value_column]].dropna()
-    x = frame["round"].astype(float)
-    y = frame[value_column].astype(float)
-    work = frame[keys].assign(x=x, y=y, xx=x * x, xy=x * y, yy=y * y, one=1.0)
-    sums = work.groupby(keys, sort=True).sum()
+    frame = counts[[*keys, "persona_id", "round", value_column]]
+    missing = frame[frame[["round", value_column]].isna().any(axis=1)]
+    if not missing.empty:
+        where = ", ".join(f"{r.persona_id} round {r.round}" for r in missing.head(5).itertuples())
+        raise ValueError(f"{len(missing)} Accum observation(s) with a missing round or count ({where}); "
+                         "drop or fill them explicitly")
+    persona = [*keys, "persona_id"]
+    frame = frame.assign(x=frame["round"].astype(float), y=frame[value_column].astype(float))
+    frame = frame.sort_values([*persona, "x"], kind="stable")
+    per = frame.groupby(persona, sort=True).agg(x_first=("x", "first"), x_last=("x", "last"),
+                                                y_first=("y", "first"), y_last=("y", "last"),
+                                                x_mean=("x", "mean"), y_mean=("y", "mean"))
+    work = frame.merge(per[["x_mean", "y_mean"]], left_on=persona, right_index=True)
+    dx = work.x - work.x_mean
+    work = work.assign(sxx=dx * dx, sxy=dx * (work.y - work.y_mean), one=1.0)
+    sums = work.groupby(keys, sort=True)[["x", "y", "sxx", "sxy", "one"]].sum()
     n = sums["one"]
-    sxx = sums.xx - sums.x**2 / n
-    sxy = sums.xy - sums.x * sums.y / n
-    syy = sums.yy - sums.y**2 / n
     out = pd.DataFrame(index=sums.index)
-    out["n_personas"] = frame.groupby(keys, sort=True)["persona_id"].nunique()
+    out["n_personas"] = per.groupby(keys, sort=True).size()
     out["n_obs"] = n.astype(int)
-    bounds = frame.groupby(keys, sort=True)["round"].agg(["min", "max"])
-    out["first_round"], out["last_round"] = bounds["min"], bounds["max"]
-    at = frame.merge(bounds, left_on=keys, right_index=True)
-    out["r_first"] = at[at["round"] == at["min"]].groupby(keys, sort=True)[value_column].mean()
-    out["r_last"] = at[at["round"] == at["max"]].groupby(keys, sort=True)[value_column].mean()
-    out["growth"] = out.r_last - out.r_first
-    span = (out.last_round - out.first_round).astype(float)
-    out["per_round"] = out.growth / span.where(span > 0)
-    out["slope"] = sxy / sxx.where(sxx > 0)
+    out["first_round"] = per.groupby(keys, sort=True)["x_first"].min().astype(int)
+    out["last_round"] = per.groupby(keys, sort=True)["x_last"].max().astype(int)
+    bounds = work.merge(out[["first_round", "last_round"]], left_on=keys, right_index=True)
+    out["r_first"] = bounds[bounds.x == bounds.first_round].groupby(keys, sort=True)["y"].mean()
+    out["r_last"] = bounds[bounds.x == bounds.last_round].groupby(keys, sort=True)["y"].mean()
+    per = per.merge(out[["last_round"]], left_on=keys, right_index=True)
+    out["n_truncated"] = (per.x_last < per.last_round).groupby(keys, sort=True).sum().astype(int)
+    span = per.x_last - per.x_first
+    per = per.assign(growth=per.y_last - per.y_first,
+                     per_round=(per.y_last - per.y_first) / span.where(span > 0))
+    out["growth"] = per.groupby(keys, sort=True)["growth"].mean()
+    out["per_round"] = per.groupby(keys, sort=True)["per_round"].mean()
+    out["slope"] = sums.sxy / sums.sxx.where(sums.sxx > 0)
     out["intercept"] = (sums.y - out.slope * sums.x) / n
-    out["r2"] = sxy**2 / (sxx * syy).where((sxx > 0) & (syy > 0))
+    fit = work.merge(out[["slope", "intercept"]].assign(y_bar=sums.y / n), left_on=keys, right_index=True)
+    fit = fit.assign(sse=(fit.y - fit.intercept - fit.slope * fit.x) ** 2, sst=(fit.y - fit.y_bar) ** 2)
+    errors = fit.groupby(keys, sort=True)[["sse", "sst"]].sum()
+    out["r2"] = 1 - errors.sse / errors.sst.where(errors.sst > 1e-12)
     return out.reset_index()
+
+
+def mean_by_round(counts: pd.DataFrame, *, value_column: str = "n_attributes") -> dict[int, float]:
+    """Mean count per round over the personas observed at that round (one group's counts).
+
+    >>> mean_by_round(pd.DataFrame({"persona_id": ["a", "b", "a"], "round": [1, 1, 2],
+    ...                             "n_attributes": [1, 3, 4]}))
+    {1: 2.0, 2: 4.0}
+    """
+    means = counts.groupby("round", sort=True)[value_column].mean()
+    return {int(r): float(v) for r, v in means.items()}
 
 
 def normalise_entry(text: str) -> str:
@@ -141,7 +183,9 @@ def accum_frames(records: Iterable[Mapping[str, Any]]) -> tuple[pd.DataFrame, pd
                                                                    pd.DataFrame]:
     """``(counts, memories, checks, observed_rounds)`` from ``accum.jsonl`` records (as dicts).
 
-    Only rounds with ``status == "ok"`` count as observed. Inferred entries are those outside the
+    Only rounds with ``status == "ok"`` count; ``observed_rounds`` (the rounds the removal rate
+    compares) holds only those whose memory was stored, so a round with no stored memory is never
+    read as the removal of every entry. Inferred entries are those outside the
     ``observed`` field; ``n_attributes`` is the number of distinct normalised inferred entries
     (the record's ``n_inferred`` is not trusted blindly: it is recomputed from the stored memory
     where a memory is present). Every table carries ``model``, ``condition``, ``persona_id``,
@@ -155,9 +199,9 @@ def accum_frames(records: Iterable[Mapping[str, Any]]) -> tuple[pd.DataFrame, pd
             if rnd.get("status") != "ok":
                 continue
             key = {**base, "round": int(rnd["round"])}
-            observed.append(key)
             memory = rnd.get("memory")
             if memory is not None:
+                observed.append(key)  # a round whose memory was not stored is not a removal
                 inferred = {normalise_entry(e) for field, values in memory.items()
                             if field not in OBSERVED_FIELDS for e in values}
                 entries.extend({**key, "entry": e} for e in sorted(inferred))

@@ -80,8 +80,10 @@ def agreement(
 ) -> dict[str, Any]:
     """Four-class and binary agreement of judge labels (``predictions``) with human labels.
 
-    Returns ``n``, ``accuracy``, ``kappa``, ``macro_f1``, ``per_class_f1``, ``per_class_recall`` and
-    ``per_class_precision`` (dicts by label), ``binary_accuracy``, ``binary_kappa``,
+    Returns ``n``, ``accuracy``, ``kappa``, ``macro_f1`` (mean F1 over the classes present in either
+    labelling, listed in ``macro_f1_classes``: sklearn's default, so that a subset lacking a class
+    is not scored 0 for it), ``per_class_f1``, ``per_class_recall`` and ``per_class_precision``
+    (dicts by label, NaN for a class absent from both labellings), ``binary_accuracy``, ``binary_kappa``,
     ``confusion_matrix`` (rows = references, columns = predictions, G, R, S, F order),
     ``disagreements``, ``disagreements_by_distance`` ({1: n, 2: n, 3: n}); with ``n_resamples`` > 0
     also ``kappa_ci`` and ``binary_kappa_ci`` (percentile bootstrap over items).
@@ -93,12 +95,17 @@ def agreement(
         raise ValueError("no items: agreement needs at least one labelled pair")
     matrix = confusion_matrix(ref, pred, labels=_CODES)
     precision, recall, f1, _ = precision_recall_fscore_support(ref, pred, labels=_CODES, zero_division=0.0)
+    # classes that occur in either labelling (sklearn's default); an absent class has no F1
+    present = np.union1d(ref, pred).astype(int).tolist()
+    absent = [c for c in _CODES if c not in present]
+    precision, recall, f1 = (np.where(np.isin(_CODES, absent), np.nan, v) for v in (precision, recall, f1))
     distance = np.bincount(np.abs(pred.astype(int) - ref.astype(int)), minlength=N_CLASSES)
     out: dict[str, Any] = {
         "n": int(len(pred)),
         "accuracy": float(accuracy_score(ref, pred)),
         "kappa": float(cohen_kappa_score(ref, pred, labels=_CODES)),
-        "macro_f1": float(f1_score(ref, pred, labels=_CODES, average="macro", zero_division=0.0)),
+        "macro_f1": float(f1_score(ref, pred, labels=present, average="macro", zero_division=0.0)),
+        "macro_f1_classes": [LABEL_NAMES[c] for c in present],
         "per_class_f1": dict(zip(LABEL_NAMES, map(float, f1), strict=True)),
         "per_class_recall": dict(zip(LABEL_NAMES, map(float, recall), strict=True)),
         "per_class_precision": dict(zip(LABEL_NAMES, map(float, precision), strict=True)),

@@ -138,14 +138,16 @@ def _normal_group(name: Any) -> str:
 
 
 def stereotype_gap(per_group: dict[Any, dict[str, Any]]) -> float | None:
-    """OI(stereotypical) − OI(counter-stereotypical), or ``None`` if either group is absent.
+    """OI(stereotypical) − OI(counter-stereotypical), or ``None`` if either group is absent
+    (or has no claims, a NaN rate).
 
     Group names match case-insensitively, with ``-`` or ``_`` (``counter-stereotypical``).
 
     >>> stereotype_gap({"stereotypical": {"oi_rate": 0.448}, "counter-stereotypical": {"oi_rate": 0.37}})
     0.078
     """
-    by_name = {_normal_group(k): v["oi_rate"] for k, v in per_group.items()}
+    by_name = {_normal_group(k): v["oi_rate"] for k, v in per_group.items()
+               if v.get("oi_rate") is not None and not np.isnan(v["oi_rate"])}
     if STEREOTYPICAL not in by_name or COUNTER_STEREOTYPICAL not in by_name:
         return None
     return round(float(by_name[STEREOTYPICAL] - by_name[COUNTER_STEREOTYPICAL]), 12)
@@ -263,7 +265,9 @@ def bootstrap_oi(
     (a model missing an instance contributes nothing for it); with ``paired=False`` each model's
     records are resampled independently (stratified by model). Returns ``per_model`` (``{model:
     {"oi_rate", "ci_low", "ci_high", "n_records"}}``), ``macro`` and ``micro`` (``{"oi_rate",
-    "ci_low", "ci_high"}``), ``n_resamples``, ``confidence``, ``design``; with
+    "ci_low", "ci_high", "n_degenerate"}``: resamples without a claim of some model have no macro
+    over the same model set and are left out of its CI, counted in ``n_degenerate``),
+    ``n_resamples``, ``confidence``, ``design``; with
     ``return_samples`` also ``samples`` (resampled per-model OI rates, shape ``(B, n_models)``).
 
     >>> out = bootstrap_oi(["F", "G", "S", "G"], ["r1", "r1", "r2", "r3"], n_resamples=200)
@@ -295,13 +299,16 @@ def bootstrap_oi(
         "design": "paired" if paired else "stratified",
     }
     micro_samples = ratio(sums[..., 0].sum(axis=1), sums[..., 1].sum(axis=1))
-    macro_samples = np.nanmean(per_model_samples, axis=1) if n_models > 1 else per_model_samples[:, 0]
+    # a resample that drew no record of some model has no macro over the same model set: it is
+    # left out of the macro CI and counted (``n_degenerate``), never averaged over fewer models
+    macro_samples = per_model_samples.mean(axis=1)
     for name, samples, estimate in (
         ("micro", micro_samples, ratio(observed[:, 0].sum(), observed[:, 1].sum())),
         ("macro", macro_samples, np.mean(point)),
     ):
         lo, hi = percentile_ci(samples, confidence)
-        out[name] = {"oi_rate": float(estimate), "ci_low": float(lo), "ci_high": float(hi)}
+        out[name] = {"oi_rate": float(estimate), "ci_low": float(lo), "ci_high": float(hi),
+                     "n_degenerate": int(np.isnan(samples).sum())}
     if return_samples:
         out["samples"] = per_model_samples
     return out
@@ -328,9 +335,40 @@ def bootstrap_oi_ci(
 def macro_micro(per_model_counts: Iterable[Sequence[int]]) -> dict[str, float]:
     """Macro and micro OI across models from per-model class counts (rows of G, R, S, F).
 
+    A model without claims has no OI rate: it is left out of both (counted in
+    ``n_models_without_claims``) instead of turning the macro into NaN.
+
     >>> macro_micro([[1, 0, 0, 1], [3, 0, 0, 1]])
-    {'macro_oi_rate': 0.375, 'micro_oi_rate': 0.3333333333333333}
+    {'macro_oi_rate': 0.375, 'micro_oi_rate': 0.3333333333333333, 'n_models': 2, 'n_models_without_claims': 0}
     """
-    counts = np.asarray(list(per_model_counts), dtype=np.int64)
-    return {"macro_oi_rate": float(np.mean(_oi_rates(counts))),
-            "micro_oi_rate": float(_oi_rates(counts.sum(axis=0)))}
+    counts = np.asarray(list(per_model_counts), dtype=np.int64).reshape(-1, N_CLASSES)
+    with_claims = counts[counts.sum(axis=1) > 0]
+    if len(with_claims) == 0:
+        raise ValueError("no model has a claim: macro and micro OI are undefined")
+    return {"macro_oi_rate": float(np.mean(_oi_rates(with_claims))),
+            "micro_oi_rate": float(_oi_rates(with_claims.sum(axis=0))),
+            "n_models": int(len(with_claims)), "n_models_without_claims": int(len(counts) - len(with_claims))}
+
+
+def composition(labels: Iterable[Any]) -> dict[str, Any]:
+    """:func:`rates` of a flat sequence of labels, JSON-ready: ``None`` (not NaN) without claims.
+
+    The form ``summary.json`` and the instruments store (one implementation of Eq. 1 and the
+    four shares).
+
+    >>> composition(["GROUNDED", "FABRICATED", "FABRICATED", "INFERRED_REASONABLE"])["oi_rate"]
+    0.5
+    >>> composition([])["oi_rate"] is None
+    True
+    """
+    values = rates(label_counts(encode_labels(list(labels))))
+    return {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in values.items()}
+
+
+def oi_rate(labels: Iterable[Any]) -> float | None:
+    """Eq. 1, (#Stereotype + #Fabricated) / #claims, of a sequence of labels; ``None`` without any.
+
+    >>> oi_rate(["GROUNDED", "FABRICATED", "INFERRED_STEREOTYPE", "INFERRED_REASONABLE"])
+    0.5
+    """
+    return composition(labels)["oi_rate"]

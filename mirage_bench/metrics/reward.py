@@ -77,15 +77,30 @@ def _scores(
 
 
 def _selective(confidence: np.ndarray, correct: np.ndarray, coverages: Sequence[float]) -> dict[float, float]:
-    # Most confident first; a stable sort keeps input order among equal confidences.
+    """Accuracy over the ⌈c·n⌉ most confident comparisons, for each coverage c.
+
+    Comparisons tied in confidence at the cut are not ordered by their position in the input:
+    the ones needed to fill the quota are credited with the mean correctness of the whole tied
+    block (the expectation over every order of the ties), so the result does not depend on the
+    row order.
+    """
     order = np.argsort(-confidence, kind="stable")
-    running = np.cumsum(correct[order])
+    conf, corr = confidence[order], correct[order]
+    running = np.r_[0.0, np.cumsum(corr)]
+    # for each sorted position: the start and end of its block of equal confidence
+    new_block = np.r_[True, conf[1:] != conf[:-1]]
+    block_start = np.flatnonzero(new_block)
+    block_of = np.cumsum(new_block) - 1
+    block_end = np.r_[block_start[1:], len(conf)]
     out = {}
     for c in coverages:
         if not 0 < c <= 1:
             raise ValueError(f"coverage must lie in (0, 1], got {c}")
         k = max(1, int(np.ceil(c * len(order) - 1e-9)))
-        out[float(c)] = float(running[k - 1] / k)
+        b = block_of[k - 1]
+        lo, hi = block_start[b], block_end[b]
+        tied_mean = (running[hi] - running[lo]) / (hi - lo)
+        out[float(c)] = float((running[lo] + (k - lo) * tied_mean) / k)
     return out
 
 
@@ -106,7 +121,8 @@ def reward_accuracy(
     Returns ``n``, ``n_ties``, ``tie_policy``, ``accuracy``, ``majority_baseline``,
     ``no_memory_baseline`` (always predicting no-memory, seed 003's "Majority" row),
     ``memory_selection_rate``, ``human_memory_rate``, ``selective_accuracy`` ({coverage: accuracy},
-    the top ⌈coverage·n⌉ comparisons by confidence); with ``generators`` (one per comparison)
+    the top ⌈coverage·n⌉ comparisons by confidence; ties at the cut credited with
+    their block's mean); with ``generators`` (one per comparison)
     ``per_generator`` ({generator: {n, accuracy, memory_selection_rate, human_memory_rate}}); with
     ``n_resamples`` > 0 ``accuracy_ci`` (percentile bootstrap over comparisons).
     """

@@ -124,6 +124,20 @@ def _check_pairs(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+def _permutation_p(permuted: np.ndarray, centered_x: np.ndarray, centered_y: np.ndarray, norm: float,
+                   exact: bool) -> float:
+    """Two-sided permutation p-value of the rank correlation (``scipy.stats.permutation_test``'s
+    conventions: relative tolerance for ties with the observed statistic, +1 in numerator and
+    denominator for a randomized test, two-sided = 2 × the smaller tail)."""
+    null = permuted @ centered_y / norm
+    observed = float(centered_x @ centered_y / norm)
+    gamma = 1e-14 * max(1.0, abs(observed))
+    add = 0 if exact else 1
+    p_greater = (np.count_nonzero(null >= observed - gamma) + add) / (len(null) + add)
+    p_less = (np.count_nonzero(null <= observed + gamma) + add) / (len(null) + add)
+    return float(min(1.0, 2 * min(p_greater, p_less)))
+
+
 def cross_model_spearman(
     self_oi: ArrayLike,
     judge_oi: ArrayLike,
@@ -136,7 +150,8 @@ def cross_model_spearman(
 ) -> dict[str, Any]:
     """Spearman ρ between per-model self-audit OI and judge OI, with p-value and bootstrap CIs.
 
-    Returns ``rho``, ``p_value`` (two-sided permutation test), ``p_value_exact`` (whether every
+    Returns ``rho``, ``p_value`` (two-sided permutation test; NaN with ``rho`` when a side is
+    constant), ``p_value_exact`` (whether every
     permutation was enumerated), ``ci`` (naive percentile bootstrap over models), ``n``,
     ``n_resamples``, ``n_degenerate`` (resamples with a constant side, left out of the CI); with
     ``families`` (one per model) also ``ci_clustered`` and ``n_degenerate_clustered`` (whole
@@ -145,29 +160,25 @@ def cross_model_spearman(
     x, y = _check_pairs(self_oi, judge_oi)
     n = len(x)
     rng = as_generator(seed)
-    rho = float(stats.spearmanr(x, y).statistic)
     rank_y = stats.rankdata(y)
     centered_y = rank_y - rank_y.mean()
     rank_x = stats.rankdata(x)
     norm = np.sqrt(((rank_x - rank_x.mean()) ** 2).sum() * (centered_y ** 2).sum())
+    rho = float(stats.spearmanr(x, y).statistic) if norm > 0 else float("nan")
 
     centered_x = rank_x - rank_x.mean()
     exact = math.factorial(n) <= n_permutations
-    if exact:
-        permuted = centered_x[np.array(list(itertools.permutations(range(n))), dtype=np.intp)]
+    if not norm > 0:  # a constant side: ρ is undefined, and so is its p-value
+        p_value = float("nan")
+    elif exact:
+        p_value = _permutation_p(centered_x[np.array(list(itertools.permutations(range(n))),
+                                                     dtype=np.intp)], centered_x, centered_y, norm, exact)
     else:
         permuted = rng.permuted(np.broadcast_to(centered_x, (n_permutations, n)), axis=1)
-    null = permuted @ centered_y / norm
-    observed = float(centered_x @ centered_y / norm)
-    # scipy.stats.permutation_test's conventions: relative tolerance for ties with the observed
-    # statistic, +1 in numerator and denominator for a randomized test, two-sided = 2 × the smaller tail.
-    gamma = 1e-14 * max(1.0, abs(observed))
-    add = 0 if exact else 1
-    p_greater = (np.count_nonzero(null >= observed - gamma) + add) / (len(null) + add)
-    p_less = (np.count_nonzero(null <= observed + gamma) + add) / (len(null) + add)
+        p_value = _permutation_p(permuted, centered_x, centered_y, norm, exact)
     out: dict[str, Any] = {
         "rho": rho,
-        "p_value": float(min(1.0, 2 * min(p_greater, p_less))),
+        "p_value": p_value,
         "p_value_exact": exact,
         "n": n,
         "n_resamples": int(n_resamples),
@@ -190,19 +201,36 @@ def cross_model_spearman(
     return out
 
 
-def within_model_signal(self_oi: ArrayLike, judge_oi: ArrayLike, models: ArrayLike) -> pd.DataFrame:
+#: How records exactly at a model's median judge OI are classed by :func:`within_model_signal`.
+MEDIAN_TIES: dict[str, str] = {"negative": "above_median", "positive": "at_or_above_median"}
+
+
+def within_model_signal(self_oi: ArrayLike, judge_oi: ArrayLike, models: ArrayLike, *,
+                        median_ties: str = "negative") -> pd.DataFrame:
     """Table 6: per model, Spearman ρ and AUROC of record-level self-audit OI vs judge OI.
 
     Inputs hold one value per (persona, task) record with valid self-audit and judge outputs. AUROC
-    scores self-audit OI as a predictor of the record's judge OI lying strictly above that model's
-    median judge OI; NaN where a model's records are all on one side. Returns ``model``,
-    ``spearman_rho``, ``auroc``, ``n_records`` sorted by ρ descending.
+    scores self-audit OI as a predictor of the record being an "above-median-Judge-OI record"
+    (App. D). Records *at* the median are negatives with ``median_ties="negative"`` (default:
+    positives are strictly above the median) and positives with ``median_ties="positive"``
+    (at or above). Record-level OI is a ratio of small counts, so many records sit exactly at the
+    median and the choice moves AUROC by as much as the differences between models; the column
+    ``positives`` says which rule was used and ``n_at_median`` how many records it concerned.
 
-    All models are computed at once from within-model average ranks: ρ is the Pearson correlation
-    of the ranks (``scipy.stats.spearmanr``'s definition) and AUROC the Mann–Whitney form
-    (rank sum of positives − n₊(n₊+1)/2) / (n₊n₋), which equals ``sklearn.metrics.roc_auc_score``
-    including its half credit for ties; the tests check both equalities.
+    The default is the literal reading of App. D: a record at the median is not *above* it, and
+    "above-median" is the usual name of the split ``x > median(x)``; counting ties as positives
+    would make the positive class the majority whenever the median is tied, which is no longer a
+    median split of "high" records. NaN where a model's records are all on one side.
+
+    Returns ``model``, ``spearman_rho``, ``auroc``, ``n_records``, ``n_positive``, ``n_at_median``,
+    ``positives`` sorted by ρ descending. All models are computed at once from within-model
+    average ranks: ρ is the Pearson correlation of the ranks (``scipy.stats.spearmanr``'s
+    definition) and AUROC the Mann–Whitney form (rank sum of positives − n₊(n₊+1)/2) / (n₊n₋),
+    which equals ``sklearn.metrics.roc_auc_score`` including its half credit for ties; the tests
+    check both equalities.
     """
+    if median_ties not in MEDIAN_TIES:
+        raise ValueError(f"median_ties must be one of {sorted(MEDIAN_TIES)}, got {median_ties!r}")
     frame = pd.DataFrame({"model": np.asarray(list(models)) if not isinstance(models, pd.Series)
                           else models.to_numpy(), "self": np.asarray(self_oi, dtype=float),
                           "judge": np.asarray(judge_oi, dtype=float)})
@@ -211,9 +239,11 @@ def within_model_signal(self_oi: ArrayLike, judge_oi: ArrayLike, models: ArrayLi
     grouped = frame.groupby("model", sort=False)
     rank_self = grouped["self"].rank(method="average")
     rank_judge = grouped["judge"].rank(method="average")
-    positive = frame["judge"] > grouped["judge"].transform("median")
+    median = grouped["judge"].transform("median")
+    positive = frame["judge"] >= median if median_ties == "positive" else frame["judge"] > median
     work = pd.DataFrame({"model": frame["model"], "rs": rank_self, "rj": rank_judge,
-                         "pos": positive.astype(float), "pos_rank": rank_self.where(positive, 0.0)})
+                         "pos": positive.astype(float), "pos_rank": rank_self.where(positive, 0.0),
+                         "at_median": (frame["judge"] == median).astype(int)})
     work["rs2"], work["rj2"], work["rsj"] = work.rs**2, work.rj**2, work.rs * work.rj
     sums = work.groupby("model", sort=False).sum()
     n = frame.groupby("model", sort=False).size().astype(float)
@@ -223,5 +253,7 @@ def within_model_signal(self_oi: ArrayLike, judge_oi: ArrayLike, models: ArrayLi
     n_pos, n_neg = sums.pos, n - sums.pos
     auroc = (sums.pos_rank - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg).where((n_pos > 0) & (n_neg > 0))
     table = pd.DataFrame({"model": n.index, "spearman_rho": rho.to_numpy(), "auroc": auroc.to_numpy(),
-                          "n_records": n.astype(int).to_numpy()})
+                          "n_records": n.astype(int).to_numpy(), "n_positive": n_pos.astype(int).to_numpy(),
+                          "n_at_median": sums.at_median.astype(int).to_numpy(),
+                          "positives": MEDIAN_TIES[median_ties]})
     return table.sort_values("spearman_rho", ascending=False, kind="stable").reset_index(drop=True)

@@ -172,7 +172,7 @@ async def run_accum(
     """Run one script (usually 8 utterances) under ``condition``; stops at the first failed round.
 
     ``contradictions`` are objects with ``round``, ``attribute`` and ``contradicts`` attributes
-    (``mirage_bench.accum_scripts.PlantedContradiction``).
+    (``mirage_bench.instruments.accum.scripts.PlantedContradiction``).
     """
     from mirage_bench.instruments.common import render, template
 
