@@ -155,7 +155,8 @@ def test_end_to_end_on_a_shipped_script_with_the_retraction_rate_and_its_denomin
     assert [(c.round, c.contradicts) for c in script.contradictions] == [
         (6, "outgoing and social"), (7, "in a relationship")]
     plan = {
-        2: RoundPlan(add={"personality_traits": ["outgoing and social"], "demographics": ["in a relationship"]}),
+        2: RoundPlan(add={"personality_traits": ["outgoing and social"],
+                          "demographics": ["in a relationship"]}),
         6: RoundPlan(replace={"outgoing and social": "outgoing and social, but doesn't like big crowds"}),
         8: RoundPlan(remove=["in a relationship"]),  # one round after the planted round 7
     }
@@ -175,7 +176,8 @@ def test_end_to_end_on_a_shipped_script_with_the_retraction_rate_and_its_denomin
     judged_rec, offline_rec = records
     social, = judged_rec.rounds[5].contradictions
     relationship, = judged_rec.rounds[6].contradictions
-    assert (social.outcome, relationship.outcome, relationship.retracted_round) == ("asserted", "retracted", 8)
+    assert (social.outcome, relationship.outcome) == ("asserted", "retracted")
+    assert relationship.retracted_round == 8
     summary = accum_summary([judged_rec])
     assert (summary["retractions"], summary["contradictions_with_stored_inference"]) == (1, 2)
     assert summary["retraction_rate"] == 0.5

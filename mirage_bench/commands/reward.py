@@ -169,7 +169,7 @@ def train_command(
                 + (" (try --subset strict)" if subset == "clear" else "")
             )
         synthetic = any(is_flagged_source(p.source) for p in data)
-        if synthetic:
+        if synthetic and not cv:  # with CV the evaluation report opens with the same warning
             typer.echo(SYNTHETIC_BANNER)
         client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
         smoke = bool(client and is_smoke(client))
