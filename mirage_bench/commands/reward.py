@@ -11,6 +11,8 @@ import typer
 
 if TYPE_CHECKING:
     from mirage_bench.backends.base import GenerateParams
+    from mirage_bench.reward.artifact import TrainedRewardModel
+    from mirage_bench.reward.data import PreferencePair
 
 reward_app = typer.Typer(
     help="Memory-aware reward model (seed 003): pairs, training, scoring, evaluation.", no_args_is_help=True
@@ -169,8 +171,6 @@ def train_command(
                 + (" (try --subset strict)" if subset == "clear" else "")
             )
         synthetic = any(is_flagged_source(p.source) for p in data)
-        if synthetic and not cv:  # with CV the evaluation report opens with the same warning
-            typer.echo(SYNTHETIC_BANNER)
         client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
         smoke = bool(client and is_smoke(client))
         featurizer = (
@@ -245,13 +245,13 @@ def train_command(
 
 
 def _in_sample_check(
-    trained: object, data: list, model_dir: Path, *, allow: bool
+    trained: TrainedRewardModel, data: list[PreferencePair], model_dir: Path, *, allow: bool
 ) -> set[str]:
     """Ids of ``data`` the model in ``model_dir`` was trained on; refuse them unless ``allow``."""
     from mirage_bench.reward.artifact import ArtifactError
 
     try:
-        hits = trained.in_sample(data)  # type: ignore[attr-defined]
+        hits = trained.in_sample(data)
     except ArtifactError as exc:
         typer.echo(f"WARNING: {model_dir}: {exc}", err=True)
         return set()
