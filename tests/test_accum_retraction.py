@@ -195,3 +195,18 @@ def test_check_contradiction_documents_the_paper_example() -> None:
     before = Memory(predictions=["urban professional lifestyle"])
     kept = check_contradiction(before, before, "x", "urban professional lifestyle", round_number=7)
     assert kept.outcome == "asserted" and kept.retracted is False
+
+
+def test_a_run_with_a_judge_decides_retraction_by_the_judge(tmp_path) -> None:
+    """The pipeline hands its judge client to Accum: every check of a run is judged and counted."""
+    from mirage_bench.instruments.launch import start_run
+    from mirage_bench.runs import RunDir
+
+    run_dir, summary = start_run(model="scripted", judge="scripted", personas="seed_001", tasks="apartment",
+                                 stages="accum", out=tmp_path / "r")
+    checks = [c for a in RunDir(run_dir).read("accum") for r in a.rounds for c in r.contradictions]
+    assert len(checks) == 4  # 2 planted contradictions x 2 conditions
+    assert all(c.method == "judge" and c.judge is not None and c.judge.status == "ok" for c in checks)
+    assert sorted(tuple(c.checked_rounds) for c in checks) == [(6, 7), (6, 7), (7, 8), (7, 8)]
+    for a in summary["accum"].values():
+        assert a["retraction_method"] == "judge" and a["retraction_judge_failures"] == 0
