@@ -66,8 +66,8 @@ def build_pairs_command(
 ) -> None:
     """Retrieve memories, generate with/without-memory responses, screen, keep the top pairs."""
     from mirage_bench.client import run_closing
-    from mirage_bench.reward.data import DataError, Participant, is_flagged_source, read_jsonl, write_jsonl
-    from mirage_bench.reward.llm import SYNTHETIC_SPEC, is_smoke, open_client
+    from mirage_bench.reward.data import DataError, Participant, read_jsonl, write_jsonl
+    from mirage_bench.reward.llm import open_client
     from mirage_bench.reward.pairs import build_pairs
     from mirage_bench.reward.retrieval import make_embedder
 
@@ -84,6 +84,9 @@ def build_pairs_command(
         )
     except (DataError, ValueError, ImportError, FileNotFoundError) as exc:
         raise _fail(exc) from exc
+    from mirage_bench.reward.data import is_flagged_source
+    from mirage_bench.reward.llm import SYNTHETIC_SPEC, is_smoke
+
     flag = (
         "synthetic"
         if SYNTHETIC_SPEC in (*generator, screener)
@@ -152,8 +155,7 @@ def train_command(
 ) -> None:
     """Grouped CV (held-out scores + ablations) and the full-data fit, saved with rubric and weights."""
     from mirage_bench.reward.artifact import fit_full
-    from mirage_bench.reward.baselines import fold_rubric_judge
-    from mirage_bench.reward.data import DataError, is_flagged_source, load_pairs, write_jsonl
+    from mirage_bench.reward.data import DataError, load_pairs, write_jsonl
     from mirage_bench.reward.evaluation import evaluate_scores, select_pairs
     from mirage_bench.reward.features import build_features
     from mirage_bench.reward.llm import is_smoke, open_client
@@ -170,6 +172,8 @@ def train_command(
                 f"{pairs}: none of its {len(all_pairs)} pairs is in the {subset!r} subset"
                 + (" (try --subset strict)" if subset == "clear" else "")
             )
+        from mirage_bench.reward.data import is_flagged_source
+
         synthetic = any(is_flagged_source(p.source) for p in data)
         client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
         smoke = bool(client and is_smoke(client))
@@ -200,6 +204,8 @@ def train_command(
             write_jsonl(out / "cv_scores.jsonl", [r for recs in res.scores.values() for r in recs])
             shown = dict(res.scores)
             if client is not None and rubric_judge:
+                from mirage_bench.reward.baselines import fold_rubric_judge
+
                 baseline = asyncio.run(
                     fold_rubric_judge(client, data, res.folds, seed=seed, params=_params(max_tokens))
                 )
@@ -303,12 +309,7 @@ def score_command(
     cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
     concurrency: int = typer.Option(8, "--concurrency", min=1),
 ) -> None:
-    """Score pairs with a trained model or a baseline; write P(memory response preferred) per pair.
-
-    A trained model refuses pairs it was trained on (or from its training participants): their
-    scores are in-sample, not held-out. Held-out scores of the training pairs are the
-    cross-validation's (``train`` writes ``cv_scores.jsonl``).
-    """
+    """Score pairs with a trained model or a baseline; write P(memory response preferred) per pair."""
     from mirage_bench.reward.artifact import ArtifactError, TrainedRewardModel
     from mirage_bench.reward.baselines import judge_pairs
     from mirage_bench.reward.data import DataError, load_pairs, write_jsonl
