@@ -240,6 +240,23 @@ class SimulatedResponder:
             out[fieldname] = [e for e in out[fieldname] if rng.random() >= drop]
         return json.dumps(out)
 
+    @staticmethod
+    def _retraction(prompt: str) -> str:
+        """The simulated retraction judge: a memory asserts the inference when it contains its text."""
+        target = re.search(r'Contradicted inference: "(.*)"', prompt)
+        wanted = (target.group(1) if target else "").casefold()
+        blocks = re.findall(r"<<<BEGIN MEMORY>>>\n(.*?)\n<<<END MEMORY>>>", prompt, re.DOTALL)
+        before, after, nxt = (blocks + ["(none)"] * 3)[:3]
+
+        def verdict(block: str) -> str | None:
+            if block.startswith("(none"):
+                return None
+            return "asserted" if wanted and wanted in block.casefold() else "retracted"
+
+        return json.dumps({"stored_before": bool(wanted) and wanted in before.casefold(),
+                           "after_round": verdict(after) or "retracted", "after_next_round": verdict(nxt),
+                           "evidence": [], "reasoning": "simulated retraction judge"})
+
     # --- the simulated judge -------------------------------------------------------------------
     def _judge(self, prompt: str, rng: random.Random) -> str:
         block = re.search(r"<<<BEGIN RESPONSE (\w+)>>>\n(.*)\n<<<END RESPONSE \1>>>", prompt, re.DOTALL)
@@ -268,23 +285,6 @@ class SimulatedResponder:
                 {"claim": unit, "category": label, "accuracy": accuracy, "reasoning": "simulated judge"}
             )
         return json.dumps({"claims": claims})
-
-    @staticmethod
-    def _retraction(prompt: str) -> str:
-        """The simulated retraction judge: a memory asserts the inference when it contains its text."""
-        target = re.search(r'Contradicted inference: "(.*)"', prompt)
-        wanted = (target.group(1) if target else "").casefold()
-        blocks = re.findall(r"<<<BEGIN MEMORY>>>\n(.*?)\n<<<END MEMORY>>>", prompt, re.DOTALL)
-        before, after, nxt = (blocks + ["(none)"] * 3)[:3]
-
-        def verdict(block: str) -> str | None:
-            if block.startswith("(none"):
-                return None
-            return "asserted" if wanted and wanted in block.casefold() else "retracted"
-
-        return json.dumps({"stored_before": bool(wanted) and wanted in before.casefold(),
-                           "after_round": verdict(after) or "retracted", "after_next_round": verdict(nxt),
-                           "evidence": [], "reasoning": "simulated retraction judge"})
 
     # --- simulated persona generation ----------------------------------------------------------
     def _persona(self, prompt: str, rng: random.Random) -> str:
