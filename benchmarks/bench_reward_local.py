@@ -67,6 +67,7 @@ def main() -> None:
     _stage(rows, "score --method model", [
         "reward", "score", "--pairs", str(data), "--method", "model", "--model", str(tmp / "m"),
         "--judge", "local", "--max-tokens", mt, "--out", str(tmp / "model.jsonl"),
+        "--allow-in-sample",  # its own training pairs (a timing, not a result)
     ])
     _stage(rows, f"score --method direct-judge ({2 * len(pairs[: args.direct_pairs])} calls)", [
         "reward", "score", "--pairs", str(direct), "--method", "direct-judge", "--judge", "local",

@@ -197,8 +197,9 @@ def reward_summary(path: Path) -> tuple[str, Any]:
     """Markdown summary and selective-accuracy curve of one scored pair set (JSONL).
 
     A file that is not a valid scored pair set gets a message naming the bad line (no figure); a set
-    named ``smoke_*`` or ``*synthetic_*`` (see :func:`mirage_bench.reward.evaluation.write_scored_sets`)
-    opens with a banner saying that its numbers are not results.
+    flagged by its name or its rows (smoke test, SYNTHETIC, in-sample: see
+    :func:`mirage_bench.reward.evaluation.is_flagged_set_name`) opens with a banner saying that its
+    numbers are not results.
     """
     from mirage_bench.metrics.reward import reward_accuracy
     from mirage_bench.reward.data import DataError, ScoredPair, read_jsonl
@@ -222,11 +223,18 @@ def reward_summary(path: Path) -> tuple[str, Any]:
     ax.set_ylabel("Accuracy %")
     ax.set_title("Selective accuracy")
     ax.legend()
+    from mirage_bench.reward.evaluation import is_flagged_set_name
+
     banner = ""
-    if name.startswith("smoke_") or "synthetic_" in name:
+    if is_flagged_set_name(name) or any(r.synthetic or r.smoke_test for r in rows):
         banner = (
             "**SMOKE TEST / SYNTHETIC set: these numbers only show that the pipeline runs; they are not "
             "results about any model or people.**\n\n"
+        )
+    if any(r.in_sample for r in rows):
+        banner += (
+            f"**IN-SAMPLE: {sum(r.in_sample for r in rows)} of these pairs were used to train the scoring "
+            "model; this accuracy is not a held-out result.**\n\n"
         )
     md = banner + (
         f"**{name}**: {len(rows)} pairs · accuracy {100 * result['accuracy']:.1f}% · majority "

@@ -75,6 +75,7 @@ TEMPLATE_PROVENANCE: dict[str, str] = {
     "self_audit_phrase_stress_source": "package wording (fills [TASK] of G.6)",
     "accum_update": "verbatim, Appendix G.7",
     "accum_update_prune_control": "package wording (the free-pruning control G.7 leaves to future work)",
+    "accum_retraction_judge": "package wording (the paper reports retraction qualitatively, no prompt)",
     "persona_generation": "verbatim, Appendix G.8",
 }
 

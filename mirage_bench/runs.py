@@ -321,6 +321,7 @@ def templates_for(stages: list[str], tasks: list[str]) -> list[str]:
         names.append("probe")
     if "accum" in stages:
         names += ["accum_update", "accum_update_prune_control"]
+        names.append("accum_retraction_judge")  # the judged retraction measure (runs with a judge)
     return names
 
 

@@ -91,6 +91,9 @@ EXPECTED_PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "task_self_audit": ("task", "fact_1", "fact_2", "fact_3", "response"),
     "accum_update": ("memory", "round", "utterance"),
     "accum_update_prune_control": ("memory", "round", "utterance"),
+    "accum_retraction_judge": (
+        "round", "contradicts", "utterance", "memory_before", "memory_after", "next_round", "memory_next",
+    ),
     "persona_generation": ("stereotype_type", "occupation"),
     **{f"task_{t}": () for t in TASK_IDS_G1_ORDER},
     **{f"self_audit_phrase_{t}": () for t in TASK_IDS_G1_ORDER},

@@ -69,9 +69,10 @@ def test_train_score_evaluate_cycle(tmp_path):
             "synthetic",
             "--out",
             str(tmp_path / "model.jsonl"),
+            "--allow-in-sample",  # these are its training pairs: refused without the flag (issue 17)
         ]
     )
-    assert "0 failed" in out
+    assert "0 failed" in out and "WARNING: IN-SAMPLE" in out
     store = tmp_path / "store"
     out = _ok(
         [

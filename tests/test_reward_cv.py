@@ -156,7 +156,7 @@ def test_cv_refuses_unusable_data():
     pairs, *_ = _participant_label_data()
     few = [p for p in pairs if p.participant_id in ("synthetic_u00", "synthetic_u01", "synthetic_u02")]
     feats = asyncio.run(build_features(None, None, few))
-    with pytest.raises(CVError, match="participants < 5 outer folds"):
+    with pytest.raises(CVError, match=r"3 participants \(in \d+ pairs\) < 5 outer folds: use --folds 3"):
         asyncio.run(cross_validate(few, FixedFeaturizer(feats)))
     tie = pairs[0].model_copy(update={"preference": "about_same"})
     with pytest.raises(CVError, match="no strict preference"):
@@ -190,11 +190,15 @@ def test_standardization_and_fit_see_training_participants_only():
 class _NoMemoryInFirstFold:
     """Wraps fixed features; the first outer fold of each shuffle has no memory block (a failed rubric)."""
 
-    def __init__(self, feats: FeatureSet) -> None:
+    def __init__(self, feats: FeatureSet, n_splits: int = 5) -> None:
         self.feats = feats
+        self.n_splits = n_splits
+        self.calls = 0
 
     async def fold_features(self, train, test, *, seed):  # noqa: ANN001, ANN201
-        if seed % 10 == 0:
+        first = self.calls % self.n_splits == 0  # folds of a repeat run one after another
+        self.calls += 1
+        if first:
             f = self.feats
             return FeatureSet(f.pair_ids, f.X, f.names, [], f.response_columns, rubric_error="failed"), None
         return self.feats, None

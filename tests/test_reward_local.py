@@ -60,7 +60,8 @@ def test_local_smoke_cycle_is_flagged_and_records_failures(tmp_path: Path) -> No
         assert len(saved["rubric"]["dimensions"]) <= 2
 
     _ok(["reward", "score", "--pairs", str(data), "--method", "model", "--model", str(model),
-         "--judge", "local", "--max-tokens", "16", "--out", str(tmp_path / "model.jsonl")])
+         "--judge", "local", "--max-tokens", "16", "--out", str(tmp_path / "model.jsonl"),
+         "--allow-in-sample"])  # its own training pairs: refused without the flag, flagged with it
     shortest = min(pairs, key=lambda p: len(p.response_memory) + len(p.response_no_memory))
     one = write_jsonl(tmp_path / "synthetic_smoke_one_pair.jsonl", [shortest])  # 2 calls: both orders
     _ok(["reward", "score", "--pairs", str(one), "--method", "direct-judge", "--judge", "local",
@@ -76,4 +77,7 @@ def test_local_smoke_cycle_is_flagged_and_records_failures(tmp_path: Path) -> No
                "--scores", str(tmp_path / "model.jsonl"), "--scores", str(tmp_path / "direct.jsonl"),
                "--out-dir", str(store)])
     assert out.startswith("SMOKE TEST") and "not results" in out
-    assert all(p.name.startswith("smoke_synthetic_") for p in store.iterdir())
+    names = [p.name for p in store.iterdir()]
+    assert all(n.startswith("smoke_") and "synthetic_" in n for n in names)
+    in_sample = [n for n in names if "insample_" in n]
+    assert in_sample == ["smoke_insample_synthetic_memory_aware_rm_full_fit.jsonl"]

@@ -11,6 +11,8 @@ import typer
 
 if TYPE_CHECKING:
     from mirage_bench.backends.base import GenerateParams
+    from mirage_bench.reward.artifact import TrainedRewardModel
+    from mirage_bench.reward.data import PreferencePair
 
 reward_app = typer.Typer(
     help="Memory-aware reward model (seed 003): pairs, training, scoring, evaluation.", no_args_is_help=True
@@ -23,6 +25,10 @@ PAIRS_HELP = (
 )
 SPLIT_HELP = "Keep only pairs of this dataset split (repeat; default: every pair)."
 MAX_TOKENS_HELP = "Output-token cap of every judge call (default: 1024; small values for smoke tests)."
+SYNTHETIC_BANNER = (
+    "SYNTHETIC pairs (fixtures, or made by a scripted / smoke-test model): the numbers and weights below "
+    "show that the pipeline runs and are not results about any model or people."
+)
 
 
 def _params(max_tokens: int | None) -> GenerateParams | None:
@@ -84,6 +90,25 @@ def build_pairs_command(
         )
     except (DataError, ValueError, ImportError, FileNotFoundError) as exc:
         raise _fail(exc) from exc
+    from mirage_bench.reward.data import is_flagged_source
+    from mirage_bench.reward.llm import SYNTHETIC_SPEC, is_smoke
+
+    flag = (
+        "synthetic"
+        if SYNTHETIC_SPEC in (*generator, screener)
+        else "smoke_test"
+        if any(is_smoke(c) for c in (*gens.values(), scr))
+        else None
+    )
+    if flag:
+        for p in report.pairs:
+            if not is_flagged_source(p.source):
+                p.source = f"{flag}+{p.source}"
+        typer.echo(
+            f"WARNING: a scripted or smoke-test model wrote or screened these pairs: their source is "
+            f"marked {flag}+<source>; they are not data.",
+            err=True,
+        )
     write_jsonl(out, report.pairs)
     typer.echo(
         f"wrote {len(report.pairs)} pairs from {len(people)} participants to {out} "
@@ -91,6 +116,8 @@ def build_pairs_command(
     )
     for line in report.dropped[:20]:
         typer.echo(f"  dropped: {line}", err=True)
+    for line in report.notes[:20]:
+        typer.echo(f"  note: {line}", err=True)
     typer.echo(f"embeddings ({emb.name}): {emb.stats.as_dict()}")
 
 
@@ -125,6 +152,12 @@ def train_command(
     cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
     concurrency: int = typer.Option(8, "--concurrency", min=1),
     cv: bool = typer.Option(True, "--cv/--no-cv", help="Run the grouped cross-validation (held-out scores)."),
+    rubric_judge: bool = typer.Option(
+        True,
+        "--rubric-judge/--no-rubric-judge",
+        help="With --judge and CV: also run the rubric-judge baseline, each pair judged with the rubric "
+        "of the outer fold that held it out (first repeat; 2 judge calls per pair).",
+    ),
 ) -> None:
     """Grouped CV (held-out scores + ablations) and the full-data fit, saved with rubric and weights.
 
@@ -145,6 +178,14 @@ def train_command(
             raise ValueError("--on-rubric-failure must be fail or response-only")
         all_pairs = load_pairs(pairs, splits=split or None)
         data = select_pairs(all_pairs, subset)
+        if not data:
+            raise DataError(
+                f"{pairs}: none of its {len(all_pairs)} pairs is in the {subset!r} subset"
+                + (" (try --subset strict)" if subset == "clear" else "")
+            )
+        from mirage_bench.reward.data import is_flagged_source
+
+        synthetic = any(is_flagged_source(p.source) for p in data)
         client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
         smoke = bool(client and is_smoke(client))
         featurizer = (
@@ -172,6 +213,19 @@ def train_command(
                     for r in recs:
                         r.details["smoke_test"] = True
             write_jsonl(out / "cv_scores.jsonl", [r for recs in res.scores.values() for r in recs])
+            shown = dict(res.scores)
+            if client is not None and rubric_judge:
+                from mirage_bench.reward.baselines import fold_rubric_judge
+
+                baseline = asyncio.run(
+                    fold_rubric_judge(client, data, res.folds, seed=seed, params=_params(max_tokens))
+                )
+                for recs in baseline.values():
+                    for r in recs:
+                        if smoke:
+                            r.details["smoke_test"] = True
+                write_jsonl(out / "cv_rubric_judge_scores.jsonl", [r for v in baseline.values() for r in v])
+                shown.update(baseline)
             audit = [
                 {
                     "shuffle": f.shuffle,
@@ -186,7 +240,7 @@ def train_command(
                 for f in res.folds
             ]
             (out / "cv_folds.json").write_text(json.dumps(audit, indent=1) + "\n", encoding="utf-8")
-            typer.echo(evaluate_scores(all_pairs, res.scores, subset=subset).format())
+            typer.echo(evaluate_scores(all_pairs, shown, subset=subset).format())
         model = asyncio.run(fit_full(data, featurizer, judge=judge, inner_splits=inner_folds, seed=seed))
         model.smoke_test = smoke
         path = model.save(out)
@@ -202,7 +256,38 @@ def train_command(
         typer.echo(f"NOTE: no rubric features ({model.rubric_error}); response features only.")
     if model.smoke_test:
         typer.echo("WARNING: SMOKE TEST judge; these weights and numbers are not results.")
+    if synthetic:
+        typer.echo(SYNTHETIC_BANNER)
     typer.echo(f"saved {path}")
+
+
+def _in_sample_check(
+    trained: TrainedRewardModel, data: list[PreferencePair], model_dir: Path, *, allow: bool
+) -> set[str]:
+    """Ids of ``data`` the model in ``model_dir`` was trained on; refuse them unless ``allow``."""
+    from mirage_bench.reward.artifact import ArtifactError
+
+    try:
+        hits = trained.in_sample(data)
+    except ArtifactError as exc:
+        typer.echo(f"WARNING: {model_dir}: {exc}", err=True)
+        return set()
+    if not hits:
+        return set()
+    what = (
+        f"{len(hits)} of the {len(data)} pairs (e.g. {', '.join(hits[:3])}) were used to train the model "
+        f"in {model_dir} or come from its training participants"
+    )
+    if not allow:
+        raise ValueError(
+            f"{what}: their scores would be in-sample, not held-out. Score held-out pairs, use the "
+            "cross-validation's cv_scores.jsonl, or pass --allow-in-sample to score them anyway (flagged)."
+        )
+    typer.echo(
+        f"WARNING: IN-SAMPLE: {what}; their scores are flagged in_sample and are not held-out results.",
+        err=True,
+    )
+    return set(hits)
 
 
 @reward_app.command("score")
@@ -226,6 +311,12 @@ def score_command(
         "--name",
         help="Method name written in the scores (method model: default memory_aware_rm_full_fit).",
     ),
+    allow_in_sample: bool = typer.Option(
+        False,
+        "--allow-in-sample",
+        help="method model / rubric-judge: score pairs the model (or its rubric) was fitted on, or pairs "
+        "of its training participants, anyway (refused by default; such scores are flagged in_sample).",
+    ),
     cache: Path = typer.Option(None, "--cache", help=CACHE_HELP),
     concurrency: int = typer.Option(8, "--concurrency", min=1),
 ) -> None:
@@ -245,10 +336,12 @@ def score_command(
         client = open_client(judge, cache_path=cache, concurrency=concurrency) if judge else None
         params = _params(max_tokens)
         smoke = bool(client is not None and is_smoke(client))
+        in_sample: set[str] = set()
         if method in ("model", "rubric-judge"):
             if model_dir is None:
                 raise ValueError(f"--method {method} needs --model DIR")
             trained = TrainedRewardModel.load(model_dir)
+            in_sample = _in_sample_check(trained, data, model_dir, allow=allow_in_sample)
         if method == "model":
             if trained.rubric is not None and client is None:
                 raise ValueError("this model has rubric features: give --judge")
@@ -284,6 +377,10 @@ def score_command(
     if name and method != "model":
         for r in records:
             r.method = f"{name}_{r.method}"
+    if method in ("model", "rubric-judge") and in_sample:
+        for r in records:
+            if r.pair_id in in_sample:
+                r.details["in_sample"] = True
     write_jsonl(out, records)
     failed = sum(r.p_memory is None for r in records)
     typer.echo(f"wrote {len(records)} scores to {out} ({failed} failed)")

@@ -166,6 +166,7 @@ async def execute(
         return unit("accum", (condition, persona.persona_id), lambda: run_accum(
             model_client, persona, script.utterances, script.contradictions, model_name=s.model_name,
             condition=condition, max_tokens=s.audit_max_tokens, **common,
+            judge_client=judge_client, judge_name=s.judge_name, judge_max_tokens=s.judge_max_tokens,
         ))
 
     jobs: list[Any] = []

@@ -133,26 +133,73 @@ class ProbeRecord(_Record):
         return (self.persona_id,)
 
 
+#: How a planted contradiction's retraction was decided: by an independent judge reading the
+#: memories (the measure), or by the word-overlap heuristic (the offline fallback, when no judge).
+RetractionMethod = Literal["judge", "word_overlap_fallback"]
+#: What a memory snapshot says about the contradicted attribute: an entry still states it
+#: (``asserted``), an entry states it corrected or qualified by the new information (``revised``),
+#: or no entry states it any more (``retracted``).
+RetractionVerdict = Literal["asserted", "revised", "retracted"]
+
+
+class RetractionJudgment(BaseModel):
+    """The retraction judge's reading of one planted contradiction (``accum_retraction_judge``)."""
+
+    judge: str
+    status: Literal["ok", "parse_failure", "call_failure"]
+    error: str | None = None
+    #: The memory before the planted round asserted the contradicted attribute.
+    stored_before: bool | None = None
+    #: Verdicts for the memory after the planted round and after the next round (``None``: no
+    #: next round, e.g. the script ended or stopped).
+    after_round: RetractionVerdict | None = None
+    after_next_round: RetractionVerdict | None = None
+    evidence: list[str] = Field(default_factory=list)
+    reasoning: str = ""
+    attempts: int = 0
+    repairs: list[str] = Field(default_factory=list)
+    prompt_sha256: str = ""
+
+
 class ContradictionCheck(BaseModel):
     """Whether a planted contradiction led to a retraction of the contradicted belief.
 
-    An entry *asserts* the belief when it states the contradicted text with the same polarity
-    (see :func:`mirage_bench.instruments.accum.asserts_belief`); a matching entry that is negated or
-    corrected ("not married", "no longer lives with roommates") is a *revision*, not an assertion.
+    ``method`` says who decided ``previously_stored`` / ``retracted`` / ``outcome``: the
+    independent retraction judge (``judge``: :mod:`mirage_bench.instruments.accum.retraction`)
+    or, when the run has no judge, the word-overlap heuristic (``word_overlap_fallback``: an entry
+    *asserts* the belief when it shares its content words with the same polarity, see
+    :func:`mirage_bench.instruments.accum.asserts_belief`), which misreads paraphrase. Both look at
+    the memory after the planted round *and* after the next one (``checked_rounds``), so a
+    retraction one round late counts (``retracted_round``). The heuristic's evidence and verdict are
+    always kept (``matched_entries`` ... ``fallback_retracted``) so the two can be compared. A
+    failed judge call leaves ``retracted`` ``None`` and ``previously_stored`` ``False`` (not scored,
+    so outside the denominator) and is counted from ``judge.status``.
     """
 
     attribute: str
     contradicts: str
-    #: Memory entries (before this round) that assert the contradicted belief.
+    method: RetractionMethod = "word_overlap_fallback"
+    #: Memory entries (before this round) that assert the contradicted belief (heuristic).
     matched_entries: list[str] = Field(default_factory=list)
     previously_stored: bool = False
-    #: True when no entry asserts the belief after the round (it was removed or revised); None when
-    #: nothing was stored to retract.
+    #: True when the contradicted belief is no longer asserted after the last checked round
+    #: (removed or revised); None when nothing was stored to retract, or the judge failed.
     retracted: bool | None = None
-    #: Entries after the round that still assert the belief.
+    #: ``retracted`` / ``revised`` / ``asserted`` (stored, then still asserted) / ``not_stored``;
+    #: ``None`` when the judge failed.
+    outcome: Literal["retracted", "revised", "asserted", "not_stored"] | None = None
+    #: Rounds whose memory was examined (the planted round, and the next one when it ran).
+    checked_rounds: list[int] = Field(default_factory=list)
+    #: The first checked round after which the belief was no longer asserted (and stayed so).
+    retracted_round: int | None = None
+    #: Entries after the last checked round that still assert the belief (heuristic).
     asserting_entries: list[str] = Field(default_factory=list)
-    #: Entries after the round that name the belief negated or corrected (revisions).
+    #: Entries after the last checked round that name the belief negated or corrected (heuristic).
     revised_entries: list[str] = Field(default_factory=list)
+    #: The heuristic's own verdict (equal to ``previously_stored`` / ``retracted`` when it is the method).
+    fallback_previously_stored: bool | None = None
+    fallback_retracted: bool | None = None
+    judge: RetractionJudgment | None = None
 
 
 class AccumRound(BaseModel):

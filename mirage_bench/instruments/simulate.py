@@ -119,7 +119,8 @@ def _prefixes() -> dict[str, str]:
     """The fixed opening text of each template (before its first placeholder)."""
     from mirage_bench.prompts import load_template
 
-    names = ("task_system", "task_self_audit", "probe", "accum_update", "persona_generation")
+    names = ("task_system", "task_self_audit", "probe", "accum_update", "persona_generation",
+             "accum_retraction_judge")
     out = {name: load_template(name).text.split("{{")[0].strip()[:40] for name in names}
     out["judge_system"] = load_template("judge_system").text.strip()
     out["prune_tail"] = load_template("accum_update_prune_control").text.split("}}")[-1].strip()[:80]
@@ -167,6 +168,8 @@ class SimulatedResponder:
             return self._accum(last, pre["prune_tail"] in last, rng)
         if last.startswith(pre["persona_generation"]):
             return self._persona(last, rng)
+        if last.startswith(pre["accum_retraction_judge"]):
+            return self._retraction(last)
         raise ValueError(f"SimulatedResponder: not a MirageBench prompt: {last[:60]!r}")
 
     # --- the simulated model -------------------------------------------------------------------
@@ -236,6 +239,23 @@ class SimulatedResponder:
         for fieldname in _MEMORY_POOL:
             out[fieldname] = [e for e in out[fieldname] if rng.random() >= drop]
         return json.dumps(out)
+
+    @staticmethod
+    def _retraction(prompt: str) -> str:
+        """The simulated retraction judge: a memory asserts the inference when it contains its text."""
+        target = re.search(r'Contradicted inference: "(.*)"', prompt)
+        wanted = (target.group(1) if target else "").casefold()
+        blocks = re.findall(r"<<<BEGIN MEMORY>>>\n(.*?)\n<<<END MEMORY>>>", prompt, re.DOTALL)
+        before, after, nxt = (blocks + ["(none)"] * 3)[:3]
+
+        def verdict(block: str) -> str | None:
+            if block.startswith("(none"):
+                return None
+            return "asserted" if wanted and wanted in block.casefold() else "retracted"
+
+        return json.dumps({"stored_before": bool(wanted) and wanted in before.casefold(),
+                           "after_round": verdict(after) or "retracted", "after_next_round": verdict(nxt),
+                           "evidence": [], "reasoning": "simulated retraction judge"})
 
     # --- the simulated judge -------------------------------------------------------------------
     def _judge(self, prompt: str, rng: random.Random) -> str:

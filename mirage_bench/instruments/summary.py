@@ -179,6 +179,10 @@ def accum_table(model: str, accum: dict[str, dict[str, Any]]) -> Any:
         )
     notes = [f"{cond}: {a['failed_scripts']} failed script(s), {a['n_truncated'] or 0} stopped early"
              for cond, a in accum.items() if a["failed_scripts"] or a["n_truncated"]]
+    notes += [f"{cond}: retraction decided by {a['retraction_method']}"
+              + (f", {a['retraction_judge_failures']} judge call(s) failed (not scored)"
+                 if a.get("retraction_judge_failures") else "")
+              for cond, a in accum.items() if a.get("retraction_method")]
     table.caption = "retracted = retractions / contradictions that met a stored inference" + (
         "; " + "; ".join(notes) if notes else "")
     return table

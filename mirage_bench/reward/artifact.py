@@ -4,7 +4,9 @@ The file ``reward_model.json`` holds plain numbers (no pickle): the imputation m
 scaler's means and scales, the logistic coefficients on standardized features, the intercept,
 the chosen C, the rubric, the sha256 of each prompt template the features depend on, and the
 sources of the training pairs (so a model trained on synthetic fixtures says so). Loading it
-and scoring new pairs re-runs the rubric judge with the saved rubric.
+and scoring new pairs re-runs the rubric judge with the saved rubric. It also lists the
+training participants and pair ids, so that scoring a pair the model (or its rubric) was fitted
+on, or a pair of a training participant, is caught (:meth:`TrainedRewardModel.in_sample`).
 """
 
 from __future__ import annotations
@@ -67,6 +69,24 @@ class TrainedRewardModel(BaseModel):
     pair_sources: list[str]
     seed: int = 0
     package_version: str = ""
+    #: Participants and pairs the full-data fit (and its rubric induction) saw; ``None`` in models
+    #: saved before these were recorded (in-sample scoring cannot be detected for them).
+    train_participant_ids: list[str] | None = None
+    train_pair_ids: list[str] | None = None
+
+    def in_sample(self, pairs: Sequence[PreferencePair]) -> list[str]:
+        """The ids of ``pairs`` that are training pairs or come from a training participant.
+
+        Raises :class:`ArtifactError` when the model does not record its training ids (saved by an
+        older version): then in-sample scoring cannot be ruled out.
+        """
+        if self.train_pair_ids is None or self.train_participant_ids is None:
+            raise ArtifactError(
+                "this model does not record its training participants and pairs (saved by an older "
+                "version); retrain it to score with an in-sample check"
+            )
+        pair_ids, people = set(self.train_pair_ids), set(self.train_participant_ids)
+        return [p.pair_id for p in pairs if p.pair_id in pair_ids or p.participant_id in people]
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """P(memory response preferred) for feature rows ``X`` (same columns as training)."""
@@ -189,6 +209,8 @@ def from_pipeline(
         pair_sources=sorted({p.source for p in pairs}),
         seed=seed,
         package_version=__version__,
+        train_participant_ids=sorted({p.participant_id for p in pairs}),
+        train_pair_ids=sorted(p.pair_id for p in pairs),
     )
 
 

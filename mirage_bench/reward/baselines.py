@@ -8,6 +8,10 @@ drawn per pair from the seed). Methods written:
   confidence-weighted vote (direct: confidence/100; rubric: magnitude/5; a rubric "tie" votes 0),
   with ``order_agreement`` recording whether the two orders chose the same response.
 
+The rubric judge of the paper's comparison runs inside the cross-validation
+(:func:`fold_rubric_judge`): each pair is judged with the rubric of the outer fold that held it
+out, never with the full-data rubric, whose induction saw that pair's label.
+
 A judge's output maps to ``p_memory = 0.5 + Σ s·w / (2·n_orders)`` with ``s = +1`` for the memory
 response and ``-1`` for the other, so 0.5 means no preference (scored with half credit).
 """
@@ -28,6 +32,7 @@ from mirage_bench.reward.rubric import Rubric
 
 if TYPE_CHECKING:
     from mirage_bench.client import Client
+    from mirage_bench.reward.model import FoldRecord
 
 DIRECT_TEMPLATE = "reward_direct_judge"
 RUBRIC_JUDGE_TEMPLATE = "reward_rubric_judge"
@@ -146,3 +151,38 @@ async def judge_pairs(
 
     results = await asyncio.gather(*(one(p) for p in pairs))
     return {f"{kind}_judge_single": [r[0] for r in results], f"{kind}_judge_vote": [r[1] for r in results]}
+
+
+async def fold_rubric_judge(
+    client: Client,
+    pairs: Sequence[PreferencePair],
+    folds: Sequence[FoldRecord],
+    *,
+    shuffle: int = 0,
+    seed: int = 0,
+    params: GenerateParams | None = None,
+) -> dict[str, list[ScoreRecord]]:
+    """The rubric-judge baseline, each pair judged with the rubric of the fold that held it out.
+
+    ``folds`` are the outer folds of a :func:`~mirage_bench.reward.model.cross_validate` run; the
+    folds of repeat ``shuffle`` partition the participants, so every pair is judged once, with a
+    rubric induced without its labels (the full-data rubric saw them). A fold without a rubric
+    (a failed induction under ``on_failure="response_only"``) gives recorded failures.
+    """
+    by_participant: dict[str, list[PreferencePair]] = {}
+    for p in pairs:
+        by_participant.setdefault(p.participant_id, []).append(p)
+    out: dict[str, list[ScoreRecord]] = {"rubric_judge_single": [], "rubric_judge_vote": []}
+    for fold in (f for f in folds if f.shuffle == shuffle):
+        test = [p for pid in fold.test_participants for p in by_participant.get(pid, [])]
+        if fold.rubric is None:
+            why = f"fold {fold.fold} has no rubric ({fold.rubric_error or 'none induced'})"
+            for method in out:
+                out[method] += [ScoreRecord(pair_id=p.pair_id, method=method, error=why) for p in test]
+            continue
+        res = await judge_pairs(client, test, kind="rubric", rubric=fold.rubric, seed=seed, params=params)
+        for method, recs in res.items():
+            for r in recs:
+                r.details.update({"rubric": "outer_fold", "shuffle": shuffle, "fold": fold.fold})
+            out[method] += recs
+    return out

@@ -70,7 +70,11 @@ class PreferencePair(BaseModel):
     regime: Regime = "ordinary"
     preference: Preference | None = None
     source: str = Field(min_length=1, description="'synthetic', 'seed_003_appendix_b', 'study', ...")
+    #: Screening score of the stored pair (``None`` when not screened, or its screening failed).
     screening_score: float | None = None
+    #: Screening score of the ordinary-regime pair that selected this query (differs from
+    #: ``screening_score`` when the memory response was regenerated under another regime).
+    selection_screening_score: float | None = None
 
     @property
     def human_prefers_memory(self) -> bool | None:
@@ -110,7 +114,11 @@ class ScoreRecord(BaseModel):
 
 
 class ScoredPair(BaseModel):
-    """A row of a "scored pair set" (read by the Space's Reward tab)."""
+    """A row of a "scored pair set" (read by the Space's Reward tab).
+
+    ``synthetic``, ``smoke_test`` and ``in_sample`` travel with each row, so the Space flags a set
+    from its content whatever the file is called.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -120,6 +128,27 @@ class ScoredPair(BaseModel):
     human_prefers_memory: bool
     strength: Literal["much", "slightly"]
     method: str | None = None
+    #: The pair is a SYNTHETIC fixture or was generated/screened by a scripted or smoke-test model.
+    synthetic: bool = False
+    #: The score came from a smoke-test model.
+    smoke_test: bool = False
+    #: The scoring model (or its rubric) was fitted on this pair or on its participant.
+    in_sample: bool = False
+
+
+#: ``source`` prefixes of pairs that are not data: SYNTHETIC fixtures, and pairs whose responses or
+#: screening came from a scripted or smoke-test model (``build-pairs`` writes ``synthetic+<source>``
+#: or ``smoke_test+<source>`` then).
+FLAGGED_SOURCE_PREFIXES: tuple[str, ...] = ("synthetic", "smoke_test")
+
+
+def is_flagged_source(source: str) -> bool:
+    """Whether a pair's ``source`` marks it as SYNTHETIC or smoke-test material (never data).
+
+    >>> is_flagged_source("synthetic"), is_flagged_source("synthetic+study_2026"), is_flagged_source("study")
+    (True, True, False)
+    """
+    return source.startswith(FLAGGED_SOURCE_PREFIXES)
 
 
 class DataError(ValueError):
@@ -171,8 +200,14 @@ def load_pairs(path: str | Path, *, splits: Sequence[str] | None = None) -> list
     from mirage_bench.reward.dataset_pairs import is_dataset_input, read_dataset_pairs
 
     if is_dataset_input(path):
-        return read_dataset_pairs(path, splits=splits)
+        pairs = read_dataset_pairs(path, splits=splits)
+        if not pairs:
+            where = f" in split(s) {list(splits)}" if splits else ""
+            raise DataError(f"{path}: no preference pairs{where}")
+        return pairs
     pairs = read_jsonl(path, PreferencePair)
+    if not pairs:
+        raise DataError(f"{path}: no pairs (the file is empty)")
     seen: set[str] = set()
     for p in pairs:
         if p.pair_id in seen:
@@ -180,6 +215,8 @@ def load_pairs(path: str | Path, *, splits: Sequence[str] | None = None) -> list
         seen.add(p.pair_id)
     if splits is not None:
         pairs = [p for p in pairs if getattr(p, "split", None) in splits]
+        if not pairs:
+            raise DataError(f"{path}: no pairs of split(s) {list(splits)}")
     return pairs
 
 
@@ -209,6 +246,9 @@ def scored_pairs(pairs: Sequence[PreferencePair], scores: Sequence[ScoreRecord])
                 human_prefers_memory=prefers,
                 strength=strength,
                 method=s.method,
+                synthetic=is_flagged_source(pair.source),
+                smoke_test=bool(s.details.get("smoke_test")),
+                in_sample=bool(s.details.get("in_sample")),
             )
         )
     return out

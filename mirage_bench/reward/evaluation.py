@@ -25,6 +25,7 @@ from mirage_bench.reward.data import (
     PreferencePair,
     ScoredPair,
     ScoreRecord,
+    is_flagged_source,
     read_jsonl,
     write_jsonl,
 )
@@ -47,6 +48,10 @@ class EvaluationReport:
     subset: str
     #: Methods whose scores came from a smoke-test model (their numbers are not results).
     smoke_methods: list[str] = field(default_factory=list)
+    #: Whether the evaluated pairs are SYNTHETIC (fixtures, or made by a scripted/smoke-test model).
+    synthetic: bool = False
+    #: Methods that scored pairs their model was fitted on (``{method: n_pairs}``): not held-out.
+    in_sample: dict[str, int] = field(default_factory=dict)
 
     def format(self) -> str:
         """Plain-text tables for the terminal."""
@@ -55,6 +60,18 @@ class EvaluationReport:
             parts += [
                 f"SMOKE TEST: {', '.join(self.smoke_methods)} come from a smoke-test model; "
                 "their numbers only show that the pipeline runs and are not results.",
+                "",
+            ]
+        for method, n in sorted(self.in_sample.items()):
+            parts += [
+                f"WARNING: IN-SAMPLE: {method} scored {n} pair(s) its model was trained on (or from its "
+                "training participants); its accuracy is not a held-out result.",
+                "",
+            ]
+        if self.synthetic:
+            parts += [
+                "SYNTHETIC pairs: these are fixtures (or pairs made by a scripted / smoke-test model); the "
+                "numbers below show that the pipeline runs and are not results about any model or people.",
                 "",
             ]
         parts += [
@@ -79,11 +96,14 @@ def is_smoke_scores(records: Sequence[ScoreRecord]) -> bool:
 
 
 def load_scores(paths: Sequence[str | Path]) -> dict[str, list[ScoreRecord]]:
-    """Read score files; group records by method; refuse a (method, pair) scored twice."""
+    """Read score files; group records by method; refuse an empty file and a (method, pair) scored twice."""
     by_method: dict[str, list[ScoreRecord]] = defaultdict(list)
     seen: set[tuple[str, str]] = set()
     for path in paths:
-        for rec in read_jsonl(path, ScoreRecord):
+        records = read_jsonl(path, ScoreRecord)
+        if not records:
+            raise DataError(f"{path}: no scores (the file is empty)")
+        for rec in records:
             key = (rec.method, rec.pair_id)
             if key in seen:
                 raise DataError(f"{path}: pair {rec.pair_id!r} scored twice by method {rec.method!r}")
@@ -170,15 +190,25 @@ def evaluate_scores(
         }
     )
     smoke = sorted(m for m, recs in scores.items() if is_smoke_scores(recs))
+    chosen_ids = {p.pair_id for p in chosen}
+    in_sample = {
+        m: n
+        for m, recs in scores.items()
+        if (n := sum(bool(r.details.get("in_sample")) for r in recs if r.pair_id in chosen_ids))
+    }
     for row in rows3:
         if smoke:
             row["smoke_test"] = row["method"] in smoke
+        if in_sample:
+            row["in_sample"] = in_sample.get(str(row["method"]), 0)
     table3 = pd.DataFrame(rows3).set_index("method")
     table5 = pd.DataFrame(rows5).set_index("method") if rows5 else pd.DataFrame()
     order = pd.DataFrame(rows_o).set_index("method") if rows_o else pd.DataFrame()
     return EvaluationReport(
         table3, table5, order, len(chosen), human_rate, max(human_rate, 1 - human_rate), maj_class, subset,
         smoke,
+        any(is_flagged_source(p.source) for p in chosen),
+        in_sample,
     )
 
 
@@ -192,21 +222,65 @@ def write_scored_sets(
     """Write one scored pair set per method (``<out_dir>/<prefix><method>.jsonl``) for the Space.
 
     Only scores of ``pairs`` (e.g. the evaluated subset) with a strict label and a score are written.
-    When any pair is synthetic, the file name starts with ``synthetic_``, and a method scored by a
-    smoke-test model gets ``smoke_``, so that the Space never shows fixture or smoke-test results
-    under a name that could pass for data.
+    The name comes from :func:`scored_set_name`: a set of synthetic pairs is called
+    ``synthetic_…``, one scored by a smoke-test model ``smoke_…`` and one with in-sample scores
+    ``insample_…``, so that the Space never shows such results under a name that could pass for
+    data; each row also carries those flags (:class:`~mirage_bench.reward.data.ScoredPair`).
     """
     from mirage_bench.reward.data import scored_pairs
 
     out = []
     keep = {p.pair_id for p in pairs}
-    if any(p.source.startswith("synthetic") for p in pairs) and "synthetic" not in prefix:
-        prefix = "synthetic_" + prefix
+    synthetic = any(is_flagged_source(p.source) for p in pairs)
     for method, recs in sorted(scores.items()):
-        rows: list[ScoredPair] = scored_pairs(pairs, [r for r in recs if r.pair_id in keep])
-        name = ("smoke_" if is_smoke_scores(recs) and "smoke" not in prefix else "") + f"{prefix}{method}"
-        out.append(write_jsonl(Path(out_dir) / f"{name}.jsonl", rows))
+        mine = [r for r in recs if r.pair_id in keep]
+        rows: list[ScoredPair] = scored_pairs(pairs, mine)
+        name = scored_set_name(
+            method,
+            prefix,
+            synthetic=synthetic,
+            smoke=is_smoke_scores(mine),
+            in_sample=any(r.details.get("in_sample") for r in mine),
+        )
+        out.append(write_jsonl(Path(out_dir) / name, rows))
     return out
+
+
+#: File-name tags of scored pair sets whose numbers are not results (see :func:`scored_set_name`).
+SET_TAGS: tuple[str, ...] = ("smoke_", "synthetic_", "insample_")
+
+
+def scored_set_name(
+    method: str, prefix: str = "", *, synthetic: bool = False, smoke: bool = False, in_sample: bool = False
+) -> str:
+    """File name of a scored pair set: ``[smoke_][insample_][synthetic_]<prefix>_<method>.jsonl``.
+
+    A prefix is joined to the method with ``_`` unless it already ends in ``_``, ``-`` or ``.``; a
+    tag the prefix already carries is not repeated.
+
+    >>> scored_set_name("memory_aware_rm", "synthetic", synthetic=True)
+    'synthetic_memory_aware_rm.jsonl'
+    >>> scored_set_name("direct_judge_vote", "run1", smoke=True, synthetic=True)
+    'smoke_synthetic_run1_direct_judge_vote.jsonl'
+    """
+    if prefix and not prefix.endswith(("_", "-", ".")):
+        prefix += "_"
+    name = prefix + method
+    for tag, on in (("synthetic_", synthetic), ("insample_", in_sample), ("smoke_", smoke)):
+        if on and tag not in name:
+            name = tag + name
+    return name + ".jsonl"
+
+
+def is_flagged_set_name(name: str) -> bool:
+    """Whether a scored pair set's file name marks it as smoke-test, SYNTHETIC or in-sample.
+
+    The one check shared by :func:`write_scored_sets` (which names the files) and the Space.
+
+    >>> is_flagged_set_name("synthetic_memory_aware_rm.jsonl"), is_flagged_set_name("study_rm.jsonl")
+    (True, False)
+    """
+    return any(tag in name for tag in SET_TAGS)
 
 
 def summarize_scored_set(path: str | Path) -> dict[str, object]:

@@ -188,6 +188,24 @@ class CVResult:
     seed: int = 0
 
 
+def repeat_seeds(seed: int, n_shuffles: int, n_splits: int) -> list[tuple[int, list[int]]]:
+    """Each repeat's outer-split random state and its folds' featurizer seeds, drawn from ``seed``.
+
+    All are drawn from one ``numpy.random.SeedSequence(seed)`` (one child per repeat), so runs with
+    different seeds are independent: seeds 0 and 1 share no repeat's random state (with
+    ``random_state=seed + r`` they shared all but one of their outer partitions).
+
+    >>> states = repeat_seeds(0, 3, 5)
+    >>> len(states), len(states[0][1]), states == repeat_seeds(0, 3, 5)
+    (3, 5, True)
+    """
+    out = []
+    for child in np.random.SeedSequence(seed).spawn(n_shuffles):
+        state = child.generate_state(1 + n_splits, dtype=np.uint32)
+        out.append((int(state[0]), [int(v) for v in state[1:]]))
+    return out
+
+
 def labels_and_groups(pairs: Sequence[PreferencePair]) -> tuple[np.ndarray, np.ndarray]:
     """``y`` (1 = human prefers the memory response) and participant groups; strict labels only."""
     y = []
@@ -215,16 +233,23 @@ async def cross_validate(
     pairs = list(pairs)
     y, groups = labels_and_groups(pairs)
     if len(np.unique(groups)) < n_splits:
-        raise CVError(f"{len(np.unique(groups))} participants < {n_splits} outer folds")
+        raise CVError(
+            f"{len(np.unique(groups))} participants (in {len(pairs)} pairs) < {n_splits} outer folds: "
+            + (
+                f"use --folds {len(np.unique(groups))} or fewer, or more participants"
+                if len(np.unique(groups)) >= 2
+                else "grouped CV needs at least 2 participants"
+            )
+        )
     sums = {b: np.zeros(len(pairs)) for b in blocks}
     counts = {b: np.zeros(len(pairs)) for b in blocks}
     folds: list[FoldRecord] = []
-    for r in range(n_shuffles):
-        splitter = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed + r)
+    for r, (split_state, fold_seeds) in enumerate(repeat_seeds(seed, n_shuffles, n_splits)):
+        splitter = GroupKFold(n_splits=n_splits, shuffle=True, random_state=split_state)
         for k, (tr, te) in enumerate(splitter.split(np.zeros(len(pairs)), y, groups)):
             train = [pairs[i] for i in tr]
             test = [pairs[i] for i in te]
-            feats, rubric = await featurizer.fold_features(train, test, seed=seed * 1000 + r * 10 + k)
+            feats, rubric = await featurizer.fold_features(train, test, seed=fold_seeds[k])
             X_tr = feats.rows([p.pair_id for p in train])
             X_te = feats.rows([p.pair_id for p in test])
             chosen: dict[str, float] = {}

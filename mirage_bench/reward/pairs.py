@@ -6,7 +6,9 @@ generator at random, generate one response without memory and one with the memor
 grounding, unsupported changes). Pairs are ranked by ``difference × memory_grounding`` (ties
 broken by fewer unsupported changes) and the top ``per_participant`` are kept. Each kept query is
 assigned a regime (conservative / ordinary / aggressive, balanced, seeded); when that is not
-*ordinary*, the memory response is regenerated under it. Output pairs carry no preference: a
+*ordinary*, the memory response is regenerated under it and the stored pair is screened again, so
+``screening_score`` describes the stored pair (``selection_screening_score`` is the ordinary pair's
+score the selection used). Output pairs carry no preference: a
 human adds it. Failed calls drop the query and are reported, never filled in.
 """
 
@@ -60,6 +62,8 @@ class BuildReport:
 
     pairs: list[PreferencePair] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    #: Kept pairs with something to know (e.g. a failed re-screening: ``screening_score`` is null).
+    notes: list[str] = field(default_factory=list)
     screened: int = 0
 
 
@@ -85,6 +89,15 @@ def screening_rank(a: ScreeningAnswer) -> tuple[int, int]:
     (20, -2)
     """
     return a.difference * a.memory_grounding, -a.unsupported_changes
+
+
+def screening_value(a: ScreeningAnswer) -> float:
+    """One number for a screened pair: ``difference × memory_grounding − unsupported_changes / 10``.
+
+    >>> screening_value(ScreeningAnswer(difference=4, memory_grounding=5, unsupported_changes=2))
+    19.8
+    """
+    return float(a.difference * a.memory_grounding - a.unsupported_changes / 10)
 
 
 async def build_participant_pairs(
@@ -156,12 +169,33 @@ async def build_participant_pairs(
     ) -> PreferencePair | None:
         i, plain, ordinary, mems, screen = c
         response = ordinary
+        selection = screening_value(screen)
+        score: float | None = selection
         if regime != "ordinary":
             text, err = await generate(generators[chosen[i]], participant.queries[i], mems, regime, params)
             if text is None:
                 report.dropped.append(f"{participant.participant_id} q{i}: {regime} generation failed: {err}")
                 return None
             response = text
+            # The stored pair holds the regenerated response: screen that pair, so screening_score
+            # describes what is stored (the ordinary pair's score, used for selection, is kept apart).
+            again = await call_structured(
+                screener,
+                SCREENING_TEMPLATE,
+                {
+                    "query": participant.queries[i],
+                    "memories": format_memories(mems),
+                    "response_no_memory": plain,
+                    "response_memory": response,
+                },
+                ScreeningAnswer,
+            )
+            score = screening_value(again.value) if again.value is not None else None
+            if again.value is None:
+                report.notes.append(
+                    f"{participant.participant_id} q{i}: kept, but screening the {regime} response failed "
+                    f"({again.error}): screening_score is null"
+                )
         return PreferencePair(
             pair_id=f"{participant.participant_id}-q{i:03d}",
             participant_id=participant.participant_id,
@@ -173,9 +207,8 @@ async def build_participant_pairs(
             regime=regime,
             preference=None,
             source=participant.source,
-            screening_score=float(
-                screen.difference * screen.memory_grounding - screen.unsupported_changes / 10
-            ),
+            screening_score=score,
+            selection_screening_score=selection,
         )
 
     done = await asyncio.gather(*(finish(c, r) for c, r in zip(kept, slots, strict=True)))
@@ -196,5 +229,6 @@ async def build_pairs(
         rep = await build_participant_pairs(participant, generators, screener, embedder, **kwargs)  # type: ignore[arg-type]
         total.pairs += rep.pairs
         total.dropped += rep.dropped
+        total.notes += rep.notes
         total.screened += rep.screened
     return total

@@ -8,13 +8,17 @@ holds the entries stored, added and removed (compared as case- and space-normali
 regardless of field) and, for each contradiction planted in the round (a round may hold several),
 whether the contradicted belief was retracted.
 
-Retraction means the belief is no longer *asserted*. An entry asserts the contradicted text when it
-shares at least half of its content words (:func:`matches_attribute`) with the same polarity
-(:func:`is_negated`): "not married", "no longer lives with roommates", "never been to a big city" or
-"previously thought outgoing" name the belief but revise it, so they count as a retraction, while a
-reworded entry that still states it ("lives with two roommates") does not. Both tests are
-word-level heuristics, not a semantic judgment; each check records the entries it found asserting
-or revising the belief so a reader can audit it.
+Retraction is decided per planted contradiction from the memory after the planted round *and*
+after the next one (a retraction one round late counts). With a judge client, an independent
+judge reads those memories and says whether the contradicted inference is still asserted, revised
+or retracted (:mod:`mirage_bench.instruments.accum.retraction`; the measure). Without one, the
+offline fallback decides, named ``word_overlap_fallback`` in every check: an entry asserts the
+contradicted text when it shares at least half of its content words, and at least two when it has
+two or more (:func:`matches_attribute`), with the same polarity (:func:`is_negated`). It is a
+word-level heuristic, not a semantic judgment, and misreads paraphrase: "outgoing and social, but
+doesn't like big crowds" counts as a retraction (any negation cue flips the entry) and "divorced;
+was married before" as an assertion. Each check keeps the heuristic's evidence and verdict beside
+the judge's, so a reader can audit both.
 
 Two conditions are run as separately named records: ``accum_update`` (the paper's G.7 prompt,
 which tells the model to keep earlier entries) and ``accum_update_prune_control`` (this
@@ -67,17 +71,22 @@ def content_words(text: str) -> set[str]:
 
 
 def matches_attribute(entry: str, attribute: str, *, threshold: float = 0.5) -> bool:
-    """Whether a memory entry states ``attribute``: at least ``threshold`` of its content words.
+    """Whether a memory entry states ``attribute``: at least ``threshold`` of its content words, and
+    at least two of them when it has two or more (one shared word, as in "lives on chicken and rice"
+    for "lives alone", is not enough).
 
     >>> matches_attribute("urban professional lifestyle", "Has an urban professional lifestyle")
     True
     >>> matches_attribute("owns a cat", "urban professional lifestyle")
     False
+    >>> matches_attribute("lives on chicken and rice", "lives alone")
+    False
     """
     target = content_words(attribute)
     if not target:
         return normalise_entry(attribute) in normalise_entry(entry)
-    return len(target & content_words(entry)) / len(target) >= threshold
+    shared = len(target & content_words(entry))
+    return shared >= min(2, len(target)) and shared / len(target) >= threshold
 
 
 def initial_memory(persona: Persona) -> Memory:
@@ -136,24 +145,86 @@ def asserts_belief(entry: str, belief: str) -> bool:
 
 
 def check_contradiction(
-    before: Memory, after: Memory, attribute: str, contradicts: str
+    before: Memory,
+    after: Memory,
+    attribute: str,
+    contradicts: str,
+    *,
+    after_next: Memory | None = None,
+    round_number: int | None = None,
 ) -> ContradictionCheck:
-    """Did the round retract the contradicted belief (``contradicts``)?
+    """The word-overlap fallback: was the contradicted belief (``contradicts``) retracted?
 
     ``previously_stored``: some entry before the round asserted it. ``retracted`` (only then): no
-    entry after the round asserts it any more; the entries that still match it but are negated or
-    corrected are listed as ``revised_entries``.
+    entry asserts it after the last checked round (``after_next`` when given, else ``after``); the
+    entries that still match it but are negated or corrected are listed as ``revised_entries``.
     """
     matched = [e for _, e in before.entries() if asserts_belief(e, contradicts)]
     check = ContradictionCheck(
         attribute=attribute, contradicts=contradicts, matched_entries=matched, previously_stored=bool(matched)
     )
+    snapshots = [after] if after_next is None else [after, after_next]
+    if round_number is not None:
+        check.checked_rounds = [round_number + i for i in range(len(snapshots))]
     if matched:
-        naming = [e for _, e in after.entries() if matches_attribute(e, contradicts)]
+        asserted = [any(asserts_belief(e, contradicts) for _, e in m.entries()) for m in snapshots]
+        naming = [e for _, e in snapshots[-1].entries() if matches_attribute(e, contradicts)]
         check.asserting_entries = [e for e in naming if asserts_belief(e, contradicts)]
         check.revised_entries = [e for e in naming if e not in check.asserting_entries]
         check.retracted = not check.asserting_entries
+        if check.retracted:
+            check.outcome = "revised" if check.revised_entries else "retracted"
+            first = len(asserted)
+            while first > 0 and not asserted[first - 1]:
+                first -= 1
+            if check.checked_rounds:
+                check.retracted_round = check.checked_rounds[first]
+        else:
+            check.outcome = "asserted"
+    else:
+        check.outcome = "not_stored"
+    check.fallback_previously_stored, check.fallback_retracted = check.previously_stored, check.retracted
     return check
+
+
+def planted_checks(
+    record: AccumRecord, utterances: Sequence[str], contradictions: Sequence[Any]
+) -> list[tuple[ContradictionCheck, dict[str, Any]]]:
+    """Build (fallback-decided) checks for every planted contradiction whose round completed.
+
+    Each check is attached to its round's ``contradictions``; returned with the context the
+    retraction judge needs (memory before, after, after the next round).
+    """
+    ok = {r.round: r for r in record.rounds if r.status == "ok" and r.memory is not None}
+    out: list[tuple[ContradictionCheck, dict[str, Any]]] = []
+    for c in contradictions:
+        number = int(c.round)
+        if number not in ok:
+            continue
+        before_dict = record.initial_memory if number == 1 else (
+            ok[number - 1].memory if number - 1 in ok else None
+        )
+        if before_dict is None:
+            continue
+        nxt = ok.get(number + 1)
+        before, after = Memory.model_validate(before_dict), Memory.model_validate(ok[number].memory)
+        after_next = Memory.model_validate(nxt.memory) if nxt is not None else None
+        check = check_contradiction(
+            before, after, c.attribute, c.contradicts, after_next=after_next, round_number=number
+        )
+        ok[number].contradictions.append(check)
+        missing = (
+            "the script ended" if number >= len(utterances) else f"round {number + 1} did not complete"
+        )
+        out.append((check, {
+            "round_number": number,
+            "utterance": utterances[number - 1],
+            "before": before_dict,
+            "after": ok[number].memory,
+            "after_next": nxt.memory if nxt is not None else None,
+            "next_missing": missing,
+        }))
+    return out
 
 
 async def run_accum(
@@ -168,11 +239,16 @@ async def run_accum(
     max_tokens: int = 2048,
     max_attempts: int = 3,
     smoke_test: bool = False,
+    judge_client: Client | None = None,
+    judge_name: str | None = None,
+    judge_max_tokens: int = 1024,
 ) -> AccumRecord:
     """Run one script (usually 8 utterances) under ``condition``; stops at the first failed round.
 
     ``contradictions`` are objects with ``round``, ``attribute`` and ``contradicts`` attributes
-    (``mirage_bench.instruments.accum.scripts.PlantedContradiction``).
+    (``mirage_bench.instruments.accum.scripts.PlantedContradiction``). After the rounds, each
+    planted contradiction is checked on the memory after its round and the next one: by the
+    retraction judge when ``judge_client`` is given, else by the word-overlap fallback.
     """
     from mirage_bench.instruments.common import render, template
 
@@ -188,9 +264,6 @@ async def run_accum(
         initial_memory=memory_dict(memory),
         smoke_test=smoke_test,
     )
-    planted: dict[int, list[Any]] = {}
-    for c in contradictions:
-        planted.setdefault(int(c.round), []).append(c)
     params = GenerateParams(
         temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed, json_schema=MEMORY_SCHEMA
     )
@@ -217,9 +290,6 @@ async def run_accum(
             break
         new: Memory = outcome.parsed.value
         added, removed = diff_entries(memory, new)
-        checks = [
-            check_contradiction(memory, new, c.attribute, c.contradicts) for c in planted.get(number, ())
-        ]
         record.rounds.append(
             AccumRound(
                 round=number,
@@ -230,8 +300,15 @@ async def run_accum(
                 removed=removed,
                 memory=memory_dict(new),
                 repairs=outcome.parsed.repairs,
-                contradictions=checks,
             )
         )
         memory = new
+    checks = planted_checks(record, utterances, contradictions)
+    if judge_client is not None and checks:
+        from mirage_bench.instruments.accum.retraction import judge_checks
+
+        await judge_checks(
+            judge_client, checks, judge_name=judge_name or judge_client.backend.name, seed=seed,
+            max_tokens=judge_max_tokens, max_attempts=max_attempts,
+        )
     return record

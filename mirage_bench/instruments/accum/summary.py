@@ -72,4 +72,30 @@ def accum_summary(records: Sequence[AccumRecord | Mapping[str, Any]]) -> dict[st
     out["contradictions"] = _plain(row.get("n_contradictions")) or 0
     out["contradictions_with_stored_inference"] = _plain(row.get("n_stored")) or 0
     out["retractions"] = _plain(row.get("n_retracted")) or 0
+    out.update(retraction_details(dicts))
     return out
+
+
+def retraction_details(dicts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Who decided the retractions and what they were (from
+    :func:`mirage_bench.metrics.retraction.retraction_breakdown`).
+
+    ``retraction_method`` (``judge`` / ``word_overlap_fallback`` / ``mixed``; ``None`` without
+    checks), ``retraction_judge_failures`` (judge calls that failed: not scored, counted),
+    ``retractions_revised``, ``retractions_late`` (one round after the planted round) and
+    ``still_asserted``.
+    """
+    from mirage_bench.metrics.retraction import retraction_breakdown
+
+    table = retraction_breakdown(dicts, by=("condition",))
+    if table.empty:
+        return {"retraction_method": None, "retraction_judge_failures": 0, "retractions_revised": 0,
+                "retractions_late": 0, "still_asserted": 0}
+    row = table.iloc[0]
+    return {
+        "retraction_method": str(row["method"]),
+        "retraction_judge_failures": int(row["n_judge_failed"]),
+        "retractions_revised": int(row["n_revised"]),
+        "retractions_late": int(row["n_late"]),
+        "still_asserted": int(row["n_still_asserted"]),
+    }
