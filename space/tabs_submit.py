@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from mirage_bench.leaderboard.store import Metadata, SubmissionError, format_duration
+from mirage_bench.leaderboard.store import Metadata, SubmissionError, format_duration, format_rate
 from space import identity
 from space.tabs_board import Context
 
@@ -95,7 +95,7 @@ def expected_time_note(ctx: Context, n_responses: int = 900) -> str:
         eta = format_duration(n_responses / rate * 60)
         return (
             f"{queue}**Expected judging time:** about {eta} for {n_responses} responses with `{ctx.judge}` "
-            f"(measured on this Space: {rate:g} responses per minute)."
+            f"(measured on this Space: {format_rate(rate).replace('per min', 'responses per minute')})."
         )
     return (
         f"{queue}**Expected judging time:** not measured yet for `{ctx.judge}` on this Space; the first "

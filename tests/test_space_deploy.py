@@ -384,7 +384,7 @@ def test_browser_queue_shows_position_rate_eta_and_survives_a_restart(
             page.wait_for_selector(f"#submit-message :text('{name}')", timeout=20_000)
         queue = page.locator("#queue-table")
         helpers.wait_for(lambda: "queued: position 1" in queue.inner_text(), timeout=30)
-        helpers.wait_for(lambda: re.search(r"judged \d+ of 900 · [\d.]+ per min · about .+ left",
+        helpers.wait_for(lambda: re.search(r"judged \d+ of 900 · [\d.,]+ per min · about .+ left",
                                            queue.inner_text()), timeout=60)
         page.screenshot(path=str(helpers.ARTIFACTS / "space_queue_rate_eta.png"), full_page=True)
         helpers.wait_for(lambda: "measured on this Space" in page.locator("#submit-expected").inner_text(),
