@@ -226,6 +226,9 @@ def register(app: typer.Typer) -> None:
         install_shutdown_signals(on_signal)
         try:
             w.serve(once=once)
+        except RuntimeError as exc:  # --once while another worker holds the store's lock
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
         finally:
             w.stop()
         if signalled:
