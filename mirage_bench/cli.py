@@ -20,7 +20,10 @@ app = typer.Typer(
 )
 
 #: Modules under ``mirage_bench.commands`` that add commands to :data:`app`.
-COMMAND_MODULES: tuple[str, ...] = ("prompts", "personas", "engine", "dataset", "space", "reward")
+COMMAND_MODULES: tuple[str, ...] = (
+    "prompts", "personas", "engine", "dataset", "space", "reward",
+    "leaderboard",
+)
 
 
 

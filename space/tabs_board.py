@@ -1,4 +1,4 @@
-"""Leaderboard and Plots tabs of the Space (UI only; the numbers come from mirage_bench.leaderboard)."""
+"""Leaderboard and Plots tabs of the Space (UI only; the numbers come from mirage_bench.leaderboard.board)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from mirage_bench import leaderboard as lb
-from mirage_bench.submissions import SubmissionStore
+from mirage_bench.leaderboard import board as lb
+from mirage_bench.leaderboard.store import SubmissionStore
 
 ALL_JUDGES = "(all judges: not ranked against each other)"
 
@@ -26,6 +26,8 @@ class Context:
     store: SubmissionStore
     run_dirs: list[Path] = field(default_factory=list)
     judge: str = "local"
+    #: Submitting and annotating need a Hugging Face login (on a Space; see space/identity.py).
+    require_login: bool = False
     loaders: list[tuple[Callable[[], Any], list[Any]]] = field(default_factory=list)
 
     def on_load(self, function: Callable[[], Any], outputs: list[Any]) -> None:

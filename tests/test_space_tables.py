@@ -8,16 +8,12 @@ import pandas as pd
 import pytest
 
 from mirage_bench.instruments.launch import start_run
+from mirage_bench.leaderboard.store import SubmissionStore
 from mirage_bench.metrics.tables import run_tables
 from mirage_bench.paper_tables import SMOKE_MARK, load_records, measured_tables, side_by_side
 from mirage_bench.reported import PAPER_JUDGE, load_reported
 from space.tabs_board import Context
 from space.tabs_tables import tables_view
-
-try:  # the store module moves into the leaderboard package (branch i10); either layout works here
-    from mirage_bench.leaderboard.store import SubmissionStore
-except ImportError:  # pragma: no cover - before that move
-    from mirage_bench.submissions import SubmissionStore
 
 
 @pytest.fixture(scope="module")

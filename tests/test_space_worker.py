@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mirage_bench.submissions import Metadata, Status, SubmissionStore
-from mirage_bench.worker import Worker, redact
+from mirage_bench.leaderboard.store import Metadata, Status, SubmissionStore
+from mirage_bench.leaderboard.worker import Worker, redact
 
 _spec = importlib.util.spec_from_file_location(
     "space_helpers", Path(__file__).parent / "browser" / "helpers.py"
@@ -214,7 +214,7 @@ def test_stopping_the_worker_mid_generation_stops_it_and_keeps_the_submission(tm
 
 
 def test_endpoint_urls_with_credentials_are_refused(tmp_path: Path) -> None:
-    from mirage_bench.submissions import SubmissionError
+    from mirage_bench.leaderboard.store import SubmissionError
 
     store = SubmissionStore(tmp_path / "store")
     for url in ("https://user:pw@host/v1", "https://host/v1?api_key=sk-abcdefghijkl", "ftp://host/v1", ""):
@@ -222,82 +222,3 @@ def test_endpoint_urls_with_credentials_are_refused(tmp_path: Path) -> None:
             store.submit_endpoint(url, "m", _meta("ep/creds"))
         assert "endpoint URL" in err.value.problems[0]
     assert store.list_requests() == []
-
-
-# -- Hub sync (MIRAGE_HUB_REPO) against the dataset builder's local fake Hub ------------------------
-HUB_REPO = "fixture-org/leaderboard-store"
-
-
-def _label(root: Path) -> None:
-    SubmissionStore(root).append_label(
-        "fixture", "ann-1", {"item_id": "item-1", "human_label": "GROUNDED", "annotator_id": "ann-1"}
-    )
-
-
-def test_hub_sync_uploads_requests_results_and_labels_without_keys(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "dataset"))
-    from fake_hub import FakeHub
-
-    root = tmp_path / "store"
-    sid = _submit(root, tmp_path)
-    _label(root)
-    secrets = {
-        "HF_TOKEN": "hf_fixtureTokenNotReal123",
-        "OPENAI_API_KEY": SECRET,
-        "ANTHROPIC_API_KEY": "sk-ant-fixture-secret-987654321",
-    }
-    offline = {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"}
-    with FakeHub() as hub:
-        env = {k: v for k, v in os.environ.items() if k not in offline}  # online for this call only
-        env.update(
-            secrets,
-            HF_ENDPOINT=hub.url,
-            HF_HUB_DISABLE_XET="1",
-            HF_HUB_DISABLE_TELEMETRY="1",
-            HF_HUB_DISABLE_PROGRESS_BARS="1",
-            MIRAGE_HUB_REPO=HUB_REPO,
-            PYTHONPATH=str(ROOT),
-        )
-        cmd = [sys.executable, "-m", "mirage_bench.cli", "worker", "--store", str(root)]
-        cmd += ["--judge", "scripted"]
-        proc = subprocess.run(
-            [*cmd, "--once"], env=env, capture_output=True, text=True, timeout=240, cwd=ROOT
-        )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert f"Hub sync to {HUB_REPO}" in proc.stderr and "failed" not in proc.stderr
-    repo = hub.repos[HUB_REPO]
-    synced = set(repo) - {".gitattributes"}
-    assert synced == {
-        f"requests/{sid}.json",
-        f"results/{sid}/leaderboard_row.json",
-        f"results/{sid}/claims.parquet",
-        "annotation/labels/fixture/ann-1.jsonl",
-    }
-    assert json.loads(repo[f"requests/{sid}.json"])["status"] == "FINISHED"
-    assert repo[f"results/{sid}/claims.parquet"] == (root / "results" / sid / "claims.parquet").read_bytes()
-    assert json.loads(repo["annotation/labels/fixture/ann-1.jsonl"])["human_label"] == "GROUNDED"
-    assert len(hub.commits) == 1  # the idle sync before exiting found nothing new
-    assert not hub.unknown
-    for path, data in repo.items():
-        for name, value in secrets.items():
-            assert value.encode() not in data, (name, path)
-
-
-def test_hub_sync_failure_is_logged_and_never_stops_the_worker(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from huggingface_hub import constants as hf_constants
-
-    # the Hub is unreachable: every request fails at once (huggingface_hub's offline mode)
-    monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", True)
-    root = tmp_path / "store"
-    first, second = _submit(root, tmp_path, "fx/one"), _submit(root, tmp_path, "fx/two")
-    _label(root)
-    worker = Worker(root, judge="scripted", hub_repo=HUB_REPO)
-    with caplog.at_level("WARNING", logger="mirage_bench.worker"):
-        worker.serve(once=True)
-    store = SubmissionStore(root)
-    assert store.get(first).status == store.get(second).status == Status.FINISHED
-    failures = [r.getMessage() for r in caplog.records if "Hub sync to" in r.getMessage()]
-    assert len(failures) >= 2 and all("failed: OfflineModeIsEnabled" in m for m in failures), failures
-    assert worker._hub_synced is None  # nothing counts as synced: the next call retries

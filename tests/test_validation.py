@@ -14,7 +14,7 @@ from mirage_bench.types import Label
 try:  # the store module moves into the leaderboard package (branch i10); either layout works here
     from mirage_bench.leaderboard.store import SubmissionStore
 except ImportError:  # pragma: no cover - before that move
-    from mirage_bench.submissions import SubmissionStore
+    from mirage_bench.leaderboard.store import SubmissionStore
 
 
 @pytest.fixture(scope="module")

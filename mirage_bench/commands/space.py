@@ -1,4 +1,4 @@
-"""CLI commands of the space area: ``space``, ``worker`` and ``annotate-sample``."""
+"""CLI commands of the space area: ``space`` and ``annotate-sample`` (``worker`` is in ``leaderboard``)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         from mirage_bench._extras import require
 
         require("gradio", "space", feature="`mirage-bench space`")  # before anything else: one line
-        from mirage_bench.leaderboard import row_from_run_dir
+        from mirage_bench.leaderboard.board import row_from_run_dir
         from mirage_bench.space.app import SpaceConfig, launch
 
         for run_dir in runs:
@@ -55,39 +55,6 @@ def register(app: typer.Typer) -> None:
             endpoint_concurrency=endpoint_concurrency,
         )
         launch(config, host=host, port=port, block=True)
-
-    @app.command("worker")
-    def worker_cmd(
-        store: Path | None = typer.Option(
-            None, help="Submission store (default $MIRAGE_SUBMISSIONS_DIR or submissions/store)."
-        ),
-        judge: str | None = typer.Option(None, help="Judge spec (default $MIRAGE_JUDGE or local)."),
-        once: bool = typer.Option(False, help="Exit when the queue is empty instead of polling."),
-        poll: float = typer.Option(5.0, help="Seconds between queue polls."),
-        concurrency: int = typer.Option(8, help="Concurrent judge calls."),
-        endpoint_concurrency: int = typer.Option(
-            8, min=1, help="Calls in flight to a submitted endpoint while generating its responses."
-        ),
-    ) -> None:
-        """Judge queued leaderboard submissions (a separate worker process for the Space)."""
-        import logging
-
-        from mirage_bench.worker import Worker
-
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-        w = Worker(
-            store,
-            judge=judge,
-            poll_s=poll,
-            concurrency=concurrency,
-            endpoint_concurrency=endpoint_concurrency,
-        )
-        hub = f", Hub sync to {w.hub_repo}" if w.hub_repo else ""
-        typer.echo(f"worker: judge {w.judge}, store {w.store.root}{hub}")
-        try:
-            w.serve(once=once)
-        except KeyboardInterrupt:  # pragma: no cover - interactive
-            w.stop()
 
     @app.command("annotate-sample")
     def annotate_sample(
@@ -108,10 +75,12 @@ def register(app: typer.Typer) -> None:
 
             mirage-bench annotate-sample --runs runs/gpt-4o-mini --runs runs/llama-3-8b --name validation
         """
-        from mirage_bench.submissions import SubmissionStore, safe_id
+        from mirage_bench.leaderboard.hub import open_store
+        from mirage_bench.leaderboard.store import safe_id
         from mirage_bench.validation import SampleSpec, claims_from_runs, create_sample, save_sample
 
-        st = SubmissionStore(store)
+
+        st = open_store(store)  # Hub-backed when MIRAGE_REQUESTS_REPO / MIRAGE_RESULTS_REPO are set
         sid = safe_id(sample_id)
         if st.sample_path(sid).exists() and not force:
             raise typer.BadParameter(
@@ -127,6 +96,8 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise typer.BadParameter(f"{exc} (pass --lenient to take what there is)") from None
         save_sample(st, sid, items)
+        if st.mirror is not None and not st.mirror.flush():
+            typer.echo(f"warning: the Hub commit failed: {st.mirror.last_error}", err=True)
         typer.echo(f"wrote {len(items)} items to {st.sample_path(sid)}")
         if "smoke_test" in claims and claims["smoke_test"].astype(bool).any():
             typer.echo(
