@@ -1,0 +1,91 @@
+"""Print the degenerate-submission detectors' statistics on their tuning set (and time them at scale).
+
+Run: ``.venv/bin/python benchmarks/bench_integrity.py``. Nothing is asserted.
+
+Table 1 (tuning data, ``tests/fixtures/integrity/tuning.jsonl``): for each submission of the corpus,
+the per-response statistics the thresholds of :class:`mirage_bench.integrity.Thresholds` cut on
+(highest masked-shingle Jaccard with another persona, fact coverage, word count) as min / max, and the
+share of responses each detector marks. The thresholds sit between the ordinary submission's maxima
+and the degenerate submissions' minima. The held-out set is not printed here: ``tests/test_integrity.py``
+checks the thresholds on it.
+
+Table 2: time of :func:`mirage_bench.integrity.analyze` on a full-size 900-response submission
+(150 personas x 6 tasks, the tuning set's ordinary responses cycled with a persona-specific suffix).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mirage_bench import integrity  # noqa: E402
+from tests.integrity_corpus import submissions  # noqa: E402
+
+
+def per_response(records):
+    """Per-response statistics: best other-persona Jaccard, fact coverage, words."""
+    from mirage_bench.personas import get_persona
+
+    by_task: dict[str, list[int]] = {}
+    masked, cover, n_words = [], [], []
+    for i, r in enumerate(records):
+        facts = {s for f in get_persona(r["persona_id"]).revealed_facts for s in integrity.content_stems(f)}
+        toks = integrity.words(r["response"])
+        n_words.append(len(toks))
+        masked.append([w for w in toks if integrity.stem(w) not in facts])
+        stems = integrity.content_stems(r["response"])
+        cover.append(sum(s in facts for s in stems) / len(stems) if stems else 0.0)
+        by_task.setdefault(r["task_id"], []).append(i)
+    best = np.zeros(len(records))
+    for idx in by_task.values():
+        sets = [integrity._shingles(masked[i]) for i in idx]
+        best[idx] = integrity.max_other_jaccard(sets, [records[i]["persona_id"] for i in idx])
+    return best, np.array(cover), np.array(n_words)
+
+
+def main() -> None:
+    console = Console(width=140)
+    t = integrity.DEFAULT_THRESHOLDS
+    table = Table(title=f"Tuning set: per-response statistics (thresholds: Jaccard ≥ {t.duplicate_jaccard}, "
+                  f"coverage ≥ {t.fact_coverage}, words < {t.near_empty_words})")
+    for col in ("submission", "n", "Jaccard min–max", "coverage min–max", "words min–max", "flags"):
+        table.add_column(col)
+    for name, recs in submissions("tuning").items():
+        best, cover, n_words = per_response(recs)
+        report = integrity.analyze(recs)
+        table.add_row(
+            name, str(len(recs)), f"{best.min():.2f}–{best.max():.2f}",
+            f"{cover.min():.2f}–{cover.max():.2f}",
+            f"{n_words.min()}–{n_words.max()}", ", ".join(f.split(":")[0] for f in report.flags) or "-",
+        )
+    console.print(table)
+
+    from mirage_bench.personas import load_personas
+    from mirage_bench.tasks import TASK_IDS
+
+    ordinary = submissions("tuning")["ordinary"]
+    full = [
+        {"persona_id": p.persona_id, "task_id": task,
+         "response": ordinary[(i * 6 + j) % len(ordinary)]["response"] + f" ({p.persona_id})"}
+        for i, p in enumerate(load_personas()) for j, task in enumerate(TASK_IDS)
+    ]
+    start = time.perf_counter()
+    report = integrity.analyze(full)
+    elapsed = time.perf_counter() - start
+    timing = Table(title="analyze() on a 900-response submission")
+    timing.add_column("responses")
+    timing.add_column("seconds")
+    timing.add_column("flags (recycled texts: near_duplicate expected)")
+    timing.add_row(str(len(full)), f"{elapsed:.2f}", ", ".join(f.split(":")[0] for f in report.flags) or "-")
+    console.print(timing)
+
+
+if __name__ == "__main__":
+    main()
