@@ -3,13 +3,15 @@
 Run: ``.venv/bin/python benchmarks/bench_integrity.py``. Nothing is asserted.
 
 Table 1 (tuning data, ``tests/fixtures/integrity/tuning.jsonl``): for each submission of the corpus,
-the per-response statistics the thresholds of :class:`mirage_bench.integrity.Thresholds` cut on
+the per-response statistics the thresholds of
+:class:`mirage_bench.leaderboard.integrity.Thresholds` cut on
 (highest masked-shingle Jaccard with another persona, fact coverage, word count) as min / max, and the
 share of responses each detector marks. The thresholds sit between the ordinary submission's maxima
 and the degenerate submissions' minima. The held-out set is not printed here: ``tests/test_integrity.py``
 checks the thresholds on it.
 
-Table 2: time of :func:`mirage_bench.integrity.analyze` on a full-size 900-response submission
+Table 2: time of :func:`mirage_bench.leaderboard.integrity.analyze` on a full-size 900-response
+submission
 (150 personas x 6 tasks, the tuning set's ordinary responses cycled with a persona-specific suffix).
 """
 
@@ -25,7 +27,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mirage_bench import integrity  # noqa: E402
+from mirage_bench.leaderboard import integrity  # noqa: E402
 from tests.integrity_corpus import submissions  # noqa: E402
 
 

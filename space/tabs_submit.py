@@ -17,6 +17,7 @@ QUEUE_COLUMNS = [
     "progress",
     "judge",
     "reason",
+    "flags",
     "kind",
     "revision",
     "family",
@@ -118,13 +119,18 @@ def submit(
             request = ctx.store.submit_file(data, meta)
     except SubmissionError as exc:
         listed = "\n".join(f"- {p}" for p in exc.problems)
-        message = f"### ❌ Not queued: {len(exc.problems)} problem(s)\n\n{listed}\n\nNothing was saved."
+        message = f"### ❌ Not queued: {exc.header}\n\n{listed}\n\nNothing was saved."
         return message, queue_frame(ctx)
     message = (
         f"### ✅ Queued as `{request.submission_id}` ({request.status.value})\n\n"
         f"{request.n_responses or 'Endpoint'} responses for **{request.model_name}**; "
         "the queue below shows its progress."
     )
+    if request.flags:
+        message += (
+            "\n\n**Flagged** (it will be judged, but its row stays off the default ranked board):\n"
+            + "\n".join(f"- {f}" for f in request.flags)
+        )
     return message, queue_frame(ctx)
 
 

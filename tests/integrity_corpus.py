@@ -2,8 +2,9 @@
 
 Two separate files under ``tests/fixtures/integrity/``:
 
-* ``tuning.jsonl``: the data the thresholds of :class:`mirage_bench.integrity.Thresholds` were set on
-  (``benchmarks/bench_integrity.py`` prints every statistic on it);
+* ``tuning.jsonl``: the data the thresholds of
+  :class:`mirage_bench.leaderboard.integrity.Thresholds` were set on (``benchmarks/bench_integrity.py``
+  prints every statistic on it);
 * ``heldout.jsonl``: different personas, tasks and wordings, never used for tuning; the tests check the
   thresholds on it.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mirage_bench import integrity
+from mirage_bench.leaderboard import integrity
 from tests.integrity_corpus import submissions
 
 HELDOUT = submissions("heldout")

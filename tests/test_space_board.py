@@ -68,8 +68,8 @@ def test_reported_rows_seed_the_board_under_the_paper_judge(tmp_path: Path) -> N
     board = lb.load_board(tmp_path)
     assert len(board) == 12 and set(board["source"]) == {"reported"}
     view = lb.board_view(board, judge=PAPER_JUDGE)
-    assert list(view["#"]) == list(range(1, 13))
-    assert view.iloc[0]["Model"] == "Qwen3-8B" and view.iloc[0]["OI %"] == 48.7
+    assert list(view["#"]) == [str(i) for i in range(1, 13)]
+    assert view.iloc[0]["Model"] == "Qwen3-8B" and view.iloc[0]["OI %"] == "48.7"
     assert set(view["OI 95% CI"]) == {lb.NO_CI}  # the paper prints no per-model CI
 
 
@@ -98,7 +98,8 @@ def test_views_never_mix_judges_and_hide_smoke_tests(tmp_path: Path) -> None:
     view = lb.board_view(board, judge="openai:judge-x")
     assert list(view["Model"]) == ["m/real"] and view.iloc[0]["OI 95% CI"].startswith("[")
     assert lb.board_view(board, judge="local").empty
-    assert list(lb.board_view(board, judge="local", show_smoke=True)["Model"]) == ["m/smoke"]
+    smoke = lb.board_view(board, judge="local", show_smoke=True)
+    assert list(smoke["Model"]) == [f"m/smoke {lb.SMOKE_BADGE}"] and list(smoke["#"]) == [""]
 
 
 def test_search_filters_sort_and_columns(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from filelock import FileLock
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from mirage_bench.leaderboard.checks import (
     MAX_RESPONSE_CHARS,
@@ -76,6 +76,9 @@ class SubmissionRequest(BaseModel):
     reason: str = ""
     judge: str | None = None
     smoke_test: bool | None = None
+    #: Integrity findings (degenerate text at validation, injection attempts after judging); empty
+    #: when clean. A flagged submission is judged, but its row stays off the default ranked view.
+    flags: list[str] = Field(default_factory=list)
     n_responses: int = 0
     progress_done: int = 0
     progress_total: int = 0
@@ -219,15 +222,19 @@ class SubmissionStore:
     ) -> SubmissionRequest:
         """Validate an uploaded responses file and queue it (PENDING); raise :class:`SubmissionError`."""
         problems = meta.problems()
+        total = len(problems)
         try:
             upload = validate_responses_bytes(data, pairs=pairs)
         except SubmissionError as exc:
             problems.extend(exc.problems)
+            total += exc.total
             upload = None
         if problems or upload is None:
-            raise SubmissionError(problems)
+            raise SubmissionError(problems, total=total)
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in upload.records)
-        return self._enqueue(meta, "file", n_responses=len(upload.records), upload_text=text)
+        return self._enqueue(
+            meta, "file", n_responses=len(upload.records), upload_text=text, flags=list(upload.flags)
+        )
 
     def submit_endpoint(self, base_url: str, endpoint_model: str, meta: Metadata) -> SubmissionRequest:
         """Queue an OpenAI-compatible endpoint (the worker generates the responses, then judges them)."""
@@ -308,6 +315,7 @@ class SubmissionStore:
                     "progress": r.progress,
                     "judge": r.judge or "",
                     "smoke_test": bool(r.smoke_test),
+                    "flags": "; ".join(r.flags),
                     "reason": r.reason,
                     "submitted": r.submitted_at,
                 }

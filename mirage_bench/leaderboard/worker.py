@@ -392,7 +392,10 @@ class Worker:
             submission_id=sid,
             link=request.link,
         )
-        row = measured_row(claims, responses, meta)
+        from mirage_bench.leaderboard.integrity import submission_flags
+
+        flags = submission_flags(responses, judgments)
+        row = measured_row(claims, responses, meta, n_judged=len(ok), flags=flags)
         row["parse_failures"] = sum(j.status == "parse_failure" for j in failed)
         row["call_failures"] = sum(j.status == "call_failure" for j in failed)
         write_row(run_dir / "leaderboard_row.json", row)
@@ -401,7 +404,12 @@ class Worker:
             notes.append(f"{len(failed)} response(s) could not be judged and are excluded")
         note = "; ".join(notes)
         self.store.update(
-            sid, status=Status.FINISHED, finished_at=utc_now(), reason=note, progress_done=len(judgments)
+            sid,
+            status=Status.FINISHED,
+            finished_at=utc_now(),
+            reason=note,
+            progress_done=len(judgments),
+            flags=flags,
         )
 
     # -- Hub sync ----------------------------------------------------------------------------

@@ -289,7 +289,15 @@ def injection_flag(judgments: Sequence[Any]) -> list[str]:
     return [f"injection: {flagged} of {len(judgments)} responses flagged ({kinds})"]
 
 
+def submission_flags(responses: Sequence[Mapping[str, Any]], judgments: Sequence[Any] = ()) -> list[str]:
+    """Every flag of a submission: the degenerate-text findings on its ``ok`` responses, then the
+    injection count of its judgments."""
+    ok = [r for r in responses if r.get("status", "ok") == "ok"]
+    return degenerate_flags(ok) + injection_flag(judgments)
+
+
 __all__ = [
+    "submission_flags",
     "DEFAULT_THRESHOLDS",
     "KINDS",
     "REFUSAL_PATTERNS",
