@@ -59,11 +59,15 @@ FILE_CASES: list[tuple[str, bytes, str]] = [
     ("DEL in persona id", lines(good(0, persona_id="seed_001\u007f")), "line 1: field 'persona_id' holds"),
     (
         "control char in self-audit",
-        lines(good(0, self_audit={"claims": [{"claim": "c", "category": "GROUNDED", "reasoning": "\u0007"}]})),
+        lines(good(0, self_audit={"claims": [{"claim": "c", "category": "GROUNDED", "reasoning": "\a"}]})),
         "line 1: field 'self_audit' holds control character(s) U+0007",
     ),
     ("control char in a key", lines(good(0, **{"x\u0001": 1})), "line 1: field 'x\\x01' holds"),
-    ("missing field", lines({"persona_id": "seed_001", "task_id": "apartment"}), "line 1: missing field 'response'"),
+    (
+        "missing field",
+        lines({"persona_id": "seed_001", "task_id": "apartment"}),
+        "line 1: missing field 'response'",
+    ),
     ("response is a number", lines(good(0, response=42)), "line 1: field 'response' must be a string"),
     ("response is a list", lines(good(0, response=["a"])), "line 1: field 'response' must be a string"),
     ("persona id is null", lines(good(0, persona_id=None)), "line 1: field 'persona_id' must be a string"),
