@@ -294,3 +294,16 @@ def test_space_command_refuses_a_run_dir_that_cannot_make_a_row(
     result = CliRunner().invoke(app, ["space", "--runs", str(good), "--no-worker"])
     assert result.exit_code == 0, result.output
     assert len(launched) == 1
+
+
+def test_space_command_on_a_busy_port_says_how_to_pick_another(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        result = CliRunner().invoke(app, ["space", "--port", str(port), "--store", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "already in use" in result.output and "PORT=8080 make run" in result.output
+    assert "Traceback" not in result.output and len(result.output.splitlines()) <= 3
