@@ -168,10 +168,20 @@ def _pareto(xs: np.ndarray, ys: np.ndarray) -> list[tuple[float, float]]:
     return sorted(out)
 
 
+def view_caption(judge: str | None, sources: Iterable[str]) -> str:
+    """``"judge X · source: measured + reported"``: what a figure of the view shows.
+
+    >>> view_caption("j", ["reported", "measured", "reported"])
+    'judge j · source: measured + reported'
+    """
+    src = " + ".join(sorted(set(map(str, sources)))) or "no rows"
+    return f"judge {judge or '(all judges)'} · source: {src}"
+
+
 def name_view(fig: Any, judge: str | None, sources: Iterable[str]) -> Any:
     """Put the judge and the data source(s) of the view in the figure's title line."""
-    src = " + ".join(sorted(set(sources))) or "no rows"
-    fig.suptitle(f"Judge: {judge or 'all judges'} · source: {src}", fontsize=8, color="0.3")
+    text = view_caption(judge, sources)
+    fig.suptitle(text[0].upper() + text[1:], fontsize=8, color="0.3")
     return fig
 
 

@@ -206,7 +206,10 @@ def plots_tab(ctx: Context) -> None:
             plots.stereotype_gap(view),
         )
         accum = plots.accum_growth(plots.accum_curves(ctx.store.root, ctx.run_dirs, include_smoke=smoke_v))
-        return (text, *(plots.name_view(f, judge_v, sources) for f in figs), accum)
+        caption = f"**Figures for** {plots.view_caption(judge_v, sources)}" + (
+            " (smoke-test rows included: they mean nothing)" if smoke_v else ""
+        )
+        return (caption, text, *(plots.name_view(f, judge_v, sources) for f in figs), accum)
 
     def render(judge_v: str | None, smoke_v: bool) -> tuple[Any, ...]:
         fresh_choices = _judge_choices(ctx.board(), bool(smoke_v))
@@ -214,16 +217,17 @@ def plots_tab(ctx: Context) -> None:
         return (gr.Dropdown(choices=fresh_choices, value=chosen), *figures(chosen, bool(smoke_v)))
 
     first = figures(choices[0] if choices else None, False)
-    stats = gr.Markdown(first[0], elem_id="plots-stats")
+    caption = gr.Markdown(first[0], elem_id="plots-caption")
+    stats = gr.Markdown(first[1], elem_id="plots-stats")
     with gr.Row():
-        tradeoff = gr.Plot(first[1], show_label=False, elem_id="plot-tradeoff")
-        gradient = gr.Plot(first[2], show_label=False, elem_id="plot-gradient")
+        tradeoff = gr.Plot(first[2], show_label=False, elem_id="plot-tradeoff")
+        gradient = gr.Plot(first[3], show_label=False, elem_id="plot-gradient")
     with gr.Row():
-        inversion = gr.Plot(first[3], show_label=False, elem_id="plot-inversion")
-        gap = gr.Plot(first[4], show_label=False, elem_id="plot-gap")
+        inversion = gr.Plot(first[4], show_label=False, elem_id="plot-inversion")
+        gap = gr.Plot(first[5], show_label=False, elem_id="plot-gap")
     with gr.Row():
-        accum = gr.Plot(first[5], show_label=False, elem_id="plot-accum")
-    outputs = [judge, stats, tradeoff, gradient, inversion, gap, accum]
+        accum = gr.Plot(first[6], show_label=False, elem_id="plot-accum")
+    outputs = [judge, caption, stats, tradeoff, gradient, inversion, gap, accum]
     judge.input(render, [judge, smoke], outputs)
     smoke.change(render, [judge, smoke], outputs)
     refresh.click(render, [judge, smoke], outputs)
