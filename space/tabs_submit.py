@@ -69,6 +69,7 @@ def queue_frame(ctx: Context) -> pd.DataFrame:
         judge = row["judge"] or ctx.judge
         smoke = row.pop("smoke_test") or judge in SMOKE_JUDGES
         row["judge"] = f"{judge} (smoke test)" if smoke else judge
+        row["flags"] = "; ".join(row.get("flags") or [])
     return pd.DataFrame(rows, columns=QUEUE_COLUMNS)
 
 

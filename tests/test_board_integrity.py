@@ -127,7 +127,7 @@ def test_a_degenerate_injecting_submission_is_queued_flagged_and_its_row_carries
     request = store.submit_file(("\n".join(lines) + "\n").encode(), Metadata("org/silent", "F", "a@b.c"))
     kinds = {f.split(":")[0] for f in request.flags}
     assert {"near_duplicate", "refusal", "unpersonalized"} <= kinds
-    assert store.queue_rows()[0]["flags"].startswith("near_duplicate: 100% of responses")
+    assert store.queue_rows()[0]["flags"][0].startswith("near_duplicate: 100% of responses")
     Worker(tmp_path / "store", judge="scripted").serve(once=True)
     done = store.get(request.submission_id)
     assert done.status.value == "FINISHED", done.reason
