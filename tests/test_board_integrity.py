@@ -138,3 +138,25 @@ def test_a_degenerate_injecting_submission_is_queued_flagged_and_its_row_carries
     board = lb.load_board(store.root)
     assert board[board["model"] == "org/silent"].iloc[0]["flagged"]
     assert "org/silent" not in " ".join(lb.board_view(board, judge="scripted", show_smoke=True)["Model"])
+
+
+def test_a_submission_the_judge_finds_no_claim_in_fails_with_the_reason(tmp_path: Path) -> None:
+    from mirage_bench.backends.scripted import ScriptedBackend
+    from mirage_bench.leaderboard.store import Metadata, SubmissionStore
+    from mirage_bench.leaderboard.worker import Worker
+    from mirage_bench.personas import load_personas
+    from mirage_bench.tasks import TASK_IDS
+
+    lines = [
+        json.dumps({"persona_id": p.persona_id, "task_id": t, "response": "Happy to help with that. Okay!"})
+        for p in load_personas() for t in TASK_IDS
+    ]
+    store = SubmissionStore(tmp_path / "store")
+    request = store.submit_file(("\n".join(lines) + "\n").encode(), Metadata("org/quiet", "F", "a@b.c"))
+    worker = Worker(tmp_path / "store", judge="scripted")
+    worker._backend = ScriptedBackend(lambda messages, params: '{"claims": []}')  # a judge that finds nothing
+    worker.serve(once=True)
+    done = store.get(request.submission_id)
+    assert done.status.value == "FAILED"
+    assert "found no claim about the user in any of the 900 judged responses" in done.reason
+    assert any(f.startswith("near_duplicate") for f in done.flags) and "near_duplicate" in done.reason
