@@ -173,3 +173,18 @@ def test_the_store_refuses_hostile_input_and_saves_nothing(tmp_path: Path) -> No
         assert any(p.startswith("line 1:") for p in info.value.problems)
     files = [p for p in tmp_path.rglob("*") if p.is_file() and not p.name.endswith(".lock")]
     assert files == []
+
+
+def test_hostile_endpoint_fields_are_refused_with_short_messages(tmp_path: Path) -> None:
+    store = SubmissionStore(tmp_path)
+    meta = Metadata("org/model", "F", "a@b.c")
+    for url, model, expected in (
+        ("ftp://" + "h" * 10_000, "m", "(10,006 characters) must start with http"),
+        ("http://10.0.0.5:8000/v1", "m" * 5_000, "must be one word of at most 200 characters"),
+        ("http://10.0.0.5:8000/v1", "two words", "must be one word"),
+    ):
+        with pytest.raises(SubmissionError) as info:
+            store.submit_endpoint(url, model, meta)
+        assert any(expected in p for p in info.value.problems), info.value.problems
+        assert all(len(p) <= MAX_MESSAGE for p in info.value.problems)
+    assert store.list_requests() == []

@@ -13,6 +13,7 @@ def port_in_use_message(host: str, port: int, *, force: bool = False) -> str:
 
     if not force:
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: TIME_WAIT is free
             try:
                 sock.bind((host, port))
             except OSError:

@@ -39,6 +39,7 @@ from mirage_bench.leaderboard.checks import (
     SubmissionError,
     ValidatedUpload,
     expected_pairs,
+    show,
     validate_responses_bytes,
 )
 from mirage_bench.types import SCHEMA_VERSION
@@ -278,6 +279,10 @@ class SubmissionStore:
         problems = meta.problems() + endpoint_url_problems(base_url)
         if not endpoint_model.strip():
             problems.append("endpoint model id is required")
+        elif len(endpoint_model) > 200 or any(c.isspace() for c in endpoint_model.strip()):
+            problems.append(
+                f"endpoint model id {show(endpoint_model)} must be one word of at most 200 characters"
+            )
         if problems:
             raise SubmissionError(problems)
         return self._enqueue(
@@ -460,7 +465,7 @@ def endpoint_url_problems(base_url: str) -> list[str]:
 
     url = base_url.strip()
     if not re.match(r"^https?://[^\s/]+", url) or any(c.isspace() for c in url):
-        return [f"endpoint URL {base_url!r} must start with http:// or https:// and hold no spaces"]
+        return [f"endpoint URL {show(base_url)} must start with http:// or https:// and hold no spaces"]
     parts = urlsplit(url)
     if parts.username or parts.password or parts.query or parts.fragment or "@" in parts.netloc:
         return [
