@@ -591,3 +591,32 @@ def install_shutdown_signals(on_first: Callable[[], None], *, grace_s: float = 8
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
+
+
+#: Modules a transformers-based local judge needs besides the model files (STACK-FACTS).
+_TRANSFORMERS_MODULES: tuple[str, ...] = ("torch", "transformers", "gguf", "accelerate")
+
+
+def judge_problem(judge: str | None = None) -> str:
+    """Why the judge ``judge`` (resolved as the worker does) cannot run here, or '' when it can.
+
+    An availability check, not a model call: the backend is built (its SDK imported, its key and
+    model files found) and, for a local transformers judge, the libraries it loads with are looked up.
+
+    >>> judge_problem("scripted")
+    ''
+    """
+    import importlib.util
+
+    spec = resolve_judge(judge)
+    try:
+        from mirage_bench.runs import build_backend
+
+        backend = build_backend(spec)
+    except Exception as exc:  # noqa: BLE001 - every reason is reported, none raised
+        return redact(f"the judge {spec!r} cannot be loaded: {type(exc).__name__}: {exc}")
+    if type(backend).__module__.endswith("hf_transformers"):
+        missing = [m for m in _TRANSFORMERS_MODULES if importlib.util.find_spec(m) is None]
+        if missing:
+            return f"the judge {spec!r} needs the Python package(s) {', '.join(missing)} (not installed)"
+    return ""
