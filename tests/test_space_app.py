@@ -150,6 +150,29 @@ def test_api_malformed_file_lists_errors_and_queues_nothing(served: Served, clie
     assert served.store().list_requests() == before
 
 
+def test_api_hostile_file_gets_a_problem_list_not_a_traceback(
+    served: Served, client: Any, tmp_path: Path
+) -> None:
+    import json
+
+    from gradio_client import handle_file
+
+    good = json.dumps({"persona_id": "seed_001", "task_id": "apartment", "response": "Hi"})
+    nul = json.dumps({"persona_id": "seed_001", "task_id": "rec_letter", "response": "Hi\u0000"})
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join([good, nul, "[" * 100_000 + "]" * 100_000]) + "\n")
+    before = served.store().list_requests()
+    message, _queue = client.predict(
+        **_submit_args(handle_file(str(path)), "x/../../../../evil" + "n" * 10_000, "evil@x.org"),
+        api_name="/submit",
+    )
+    assert "Not queued" in message and "problems (showing the first 50)" not in message
+    assert "line 2: field 'response' holds control character(s) U+0000" in message
+    assert "line 3: JSON nested too deeply" in message
+    assert "(10,018 characters)" in message and len(message) < 3000
+    assert served.store().list_requests() == before
+
+
 def test_api_submission_is_judged_and_ranked(served: Served, client: Any, tmp_path: Path) -> None:
     from gradio_client import handle_file
 
