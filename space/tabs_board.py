@@ -58,6 +58,23 @@ EMPTY_BOARD = (
 )
 
 
+def column_widths(frame: pd.DataFrame) -> list[int]:
+    """Pixel widths for the table's columns: wide enough for the longest word of the header and for
+    the cells (up to a cap; longer cells wrap), so that no header breaks one letter per line.
+
+    >>> column_widths(pd.DataFrame({"#": ["1"], "Self-audit OI %": [""], "Flags": ["x " * 200]}))
+    [40, 114, 360]
+    """
+    widths = []
+    for col in frame.columns:
+        longest_word = max((len(w) for w in str(col).split()), default=1)
+        cells = max((len(str(v)) for v in frame[col]), default=0)
+        cap = 44 if col == "Flags" else 22
+        chars = max(longest_word, min(cells, cap))
+        widths.append(max(40, min(360, 9 * chars + 24)))
+    return widths
+
+
 def judge_heading(judge: str | None) -> str:
     """The line above the table naming the one judge the view ranks by."""
     if not judge or judge == ALL_JUDGES:
@@ -120,6 +137,7 @@ def leaderboard_tab(ctx: Context) -> None:
         max_height=700,
         show_search="none",
         visible=not first.empty,
+        column_widths=column_widths(first),
     )
     refresh = gr.Button("Refresh", size="sm", elem_id="lb-refresh")
     gr.Markdown(
@@ -128,9 +146,9 @@ def leaderboard_tab(ctx: Context) -> None:
         "Faithful / resp. = Grounded + Reasonable claims per judged response, Claims / resp. all claims per "
         "response: read them with OI % (a model that says nothing about the user has no OI and no faithful "
         "claims; see About). Δ = Judge OI − self-audit OI; Pattern: Under (Δ > 5 pp), Over (Δ < −5 pp), else "
-        "Calib. Rows badged 🧪 were judged by the embedded 270M model or by the test simulation and mean "
-        "nothing; rows badged ⚠ carry integrity flags (degenerate text or injection attempts, reasons in "
-        "Flags). Neither is ranked."
+        "Calib. Rows badged (smoke test) were judged by the embedded 270M model or by the test simulation "
+        "and mean nothing; rows badged ⚠ carry integrity flags (degenerate text or injection attempts, "
+        "reasons in Flags). Neither is ranked."
     )
     inputs = [judge, smoke, fam, source, search, groups, sort_by, descending, flagged]
 
@@ -138,7 +156,7 @@ def leaderboard_tab(ctx: Context) -> None:
         return (
             gr.Markdown(judge_heading(judge_v)),
             gr.Markdown(visible=frame.empty),
-            gr.Dataframe(value=frame, visible=not frame.empty),
+            gr.Dataframe(value=frame, visible=not frame.empty, column_widths=column_widths(frame)),
         )
 
     def update(judge_v, smoke_v, fam_v, source_v, search_v, groups_v, sort_v, desc_v, flagged_v):

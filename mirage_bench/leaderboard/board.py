@@ -79,7 +79,7 @@ PERCENT_SUFFIXES: tuple[str, ...] = ("_pct", "_pp")
 #: Columns holding a per-response rate: shown with one decimal too.
 RATE_COLUMNS: tuple[str, ...] = ("claims_per_response", "faithful_per_response")
 #: Badges added to the Model cell of rows that are shown but never ranked.
-SMOKE_BADGE = "🧪 smoke test"
+SMOKE_BADGE = "(smoke test)"
 FLAG_BADGE = "⚠ flagged"
 
 log = logging.getLogger(__name__)
@@ -380,12 +380,13 @@ def board_view(
 def format_number(value: Any) -> str:
     """One decimal, always: ``"13.0"``, ``"27.7"``, ``"0.0"``; ``""`` for a missing value.
 
-    >>> format_number(13), format_number(27.66), format_number(0), format_number(float("nan"))
+    >>> format_number(13), format_number(27.66), format_number(-0.04), format_number(float("nan"))
     ('13.0', '27.7', '0.0', '')
     """
     if value is None or value == "" or pd.isna(value):
         return ""
-    return f"{float(value):.1f}"
+    text = f"{float(value):.1f}"
+    return "0.0" if text == "-0.0" else text
 
 
 def sortable_columns(groups: Sequence[str] = tuple(COLUMN_GROUPS)) -> list[str]:

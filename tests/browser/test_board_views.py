@@ -184,7 +184,7 @@ def test_flagged_and_smoke_rows_are_badged_and_unranked(page: Any) -> None:
     page.locator("#lb-smoke input").check()
     _pick(page, "lb-judge", "local")
     helpers.wait_for(lambda: "m/smoke" in " ".join(_column(page, "Model")), timeout=20)
-    assert "🧪 smoke test" in _column(page, "Model")[0] and _column(page, "#")[0] == ""
+    assert "(smoke test)" in _column(page, "Model")[0] and _column(page, "#")[0] == ""
     page.locator("#lb-smoke input").uncheck()
     page.locator("#lb-flagged input").uncheck()
 
