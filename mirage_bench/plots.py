@@ -138,7 +138,8 @@ def tradeoff_frontier(board: pd.DataFrame) -> Any:
     unranked = frame.get("smoke_test", False) | frame.get("flagged", False)
     unranked = pd.Series(unranked, index=frame.index).astype(bool)
     clean, other = frame[~unranked], frame[unranked]
-    ax.scatter(clean["faithful_per_response"], clean["oi_pct"], color="C0", label="ranked rows")
+    if len(clean):
+        ax.scatter(clean["faithful_per_response"], clean["oi_pct"], color="C0", label="ranked rows")
     if len(other):
         ax.scatter(other["faithful_per_response"], other["oi_pct"], facecolors="none", edgecolors="C1",
                    label="smoke-test / flagged (not ranked)")
