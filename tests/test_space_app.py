@@ -352,8 +352,10 @@ def test_browser_submission_goes_pending_to_finished_and_row_appears(
     page.locator("#submit-contact textarea, #submit-contact input").first.fill("ui@x.org")
     page.locator("#submit-button").click()
     page.wait_for_selector("#submit-message :text('Queued')", timeout=20_000)
+    assert "Flagged" in page.locator("#submit-message").inner_text()  # one template for every persona
     queue = page.locator("#queue-table")
     helpers.wait_for(lambda: "ui/model-two" in queue.inner_text(), timeout=20)
+    assert "near_duplicate" in queue.inner_text() and "(threshold 30%)" in queue.inner_text()
     helpers.wait_for(lambda: _finished(served.store(), "ui/model-two"), timeout=90)
     helpers.wait_for(lambda: "FINISHED" in queue.inner_text() and "judged" in queue.inner_text(), timeout=20)
     page.screenshot(path=str(helpers.ARTIFACTS / "space_submit_finished.png"), full_page=True)
