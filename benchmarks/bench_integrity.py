@@ -34,27 +34,6 @@ from mirage_bench.leaderboard import integrity  # noqa: E402
 from tests.integrity_corpus import submissions  # noqa: E402
 
 
-def per_response(records):
-    """Per-response statistics: best other-persona Jaccard, fact coverage, words."""
-    from mirage_bench.personas import get_persona
-
-    by_task: dict[str, list[int]] = {}
-    masked, cover, n_words = [], [], []
-    for i, r in enumerate(records):
-        facts = {s for f in get_persona(r["persona_id"]).revealed_facts for s in integrity.content_stems(f)}
-        toks = integrity.words(r["response"])
-        n_words.append(len(toks))
-        masked.append([w for w in toks if integrity.stem(w) not in facts])
-        stems = integrity.content_stems(r["response"])
-        cover.append(sum(s in facts for s in stems) / len(stems) if stems else 0.0)
-        by_task.setdefault(r["task_id"], []).append(i)
-    best = np.zeros(len(records))
-    for idx in by_task.values():
-        sets = [integrity._shingles(masked[i]) for i in idx]
-        best[idx] = integrity.max_other_jaccard(sets, [records[i]["persona_id"] for i in idx])
-    return best, np.array(cover), np.array(n_words)
-
-
 def main() -> None:
     console = Console(width=140)
     t = integrity.DEFAULT_THRESHOLDS
@@ -63,12 +42,14 @@ def main() -> None:
     for col in ("submission", "n", "Jaccard min–max", "coverage min–max", "words min–max", "flags"):
         table.add_column(col)
     for name, recs in submissions("tuning").items():
-        best, cover, n_words = per_response(recs)
         report = integrity.analyze(recs)
+        stats = report.per_response
+        best, cover, n_words = (np.array(stats[k]) for k in ("best_jaccard", "fact_coverage", "words"))
         table.add_row(
             name, str(len(recs)), f"{best.min():.2f}–{best.max():.2f}",
             f"{cover.min():.2f}–{cover.max():.2f}",
-            f"{n_words.min()}–{n_words.max()}", ", ".join(f.split(":")[0] for f in report.flags) or "-",
+            f"{n_words.min():.0f}–{n_words.max():.0f}",
+            ", ".join(f.split(":")[0] for f in report.flags) or "-",
         )
     console.print(table)
 

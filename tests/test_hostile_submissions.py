@@ -188,3 +188,32 @@ def test_hostile_endpoint_fields_are_refused_with_short_messages(tmp_path: Path)
         assert any(expected in p for p in info.value.problems), info.value.problems
         assert all(len(p) <= MAX_MESSAGE for p in info.value.problems)
     assert store.list_requests() == []
+
+
+def test_the_submit_command_prints_the_true_problem_count_and_the_flags(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mirage_bench.cli import app
+    from mirage_bench.personas import load_personas
+    from mirage_bench.tasks import TASK_IDS
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(["not json"] * 120) + "\n")
+    args = ["--store", str(tmp_path / "store"), "--family", "F", "--contact", "a@b.c"]
+    result = CliRunner().invoke(app, ["submit", str(bad), "--model-name", "org/bad", *args])
+    assert result.exit_code == 2
+    assert "not queued: 121 problems (showing the first 50)" in result.output  # 120 lines + missing pairs
+    assert "... and 71 more problem(s)" in result.output and "Traceback" not in result.output
+    same = tmp_path / "same.jsonl"
+    same.write_text(
+        "\n".join(
+            json.dumps({"persona_id": p.persona_id, "task_id": t, "response": "Sure, happy to help!"})
+            for p in load_personas()
+            for t in TASK_IDS
+        )
+        + "\n"
+    )
+    result = CliRunner().invoke(app, ["submit", str(same), "--model-name", "org/same", *args])
+    assert result.exit_code == 0, result.output
+    assert "flagged: near_duplicate: 100% of responses" in result.output
+    assert "flagged: near_empty: 100% of responses are nearly empty" in result.output

@@ -10,7 +10,8 @@ OI. These detectors look at the submitted text only (no model call) and name wha
     with the other personas' responses to that task: the persona's own revealed-fact words are
     masked out first (so a template that pastes the facts in still matches), then the Jaccard
     similarity of word 3-shingles is computed (a sparse binary shingle matrix, one sparse product
-    per task). A response *repeats* another when the best match is ≥ :attr:`Thresholds.duplicate_jaccard`.
+    per task), with and without the masking (the higher counts). A response *repeats* another when
+    the best match is ≥ :attr:`Thresholds.duplicate_jaccard`.
 ``copies_facts``
     Responses that mostly restate the revealed facts: the share of a response's content words
     (stop words removed, light suffix stemming) that occur in the persona's three facts is
@@ -131,6 +132,9 @@ class IntegrityReport:
     flagged: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)
+    #: Per-response statistics in record order: ``best_jaccard`` (with another persona's response to
+    #: the same task), ``fact_coverage`` (``nan`` for a persona without facts) and ``words``.
+    per_response: dict[str, list[float]] = field(default_factory=dict)
 
 
 KINDS: dict[str, str] = {
@@ -200,6 +204,7 @@ def analyze(
     n = len(records)
     per_kind: dict[str, list[tuple[str, str]]] = {k: [] for k in KINDS}
     coverages: list[float] = []
+    coverage_by_record: list[float] = []
     by_task: dict[str, list[int]] = defaultdict(list)
     masked: list[list[str]] = []
     word_counts: list[int] = []
@@ -217,22 +222,26 @@ def analyze(
         opening = text[: t.refusal_window]
         if len(toks) < t.refusal_max_words and any(p.search(opening) for p in REFUSAL_PATTERNS):
             per_kind["refusal"].append(key)
-        if fact_stems:
+        if not fact_stems:
+            coverage_by_record.append(float("nan"))
+        else:
             n_with_facts += 1
             stems = [stem(w) for w in toks if w not in stop and len(w) > 1]
             used = [s for s in stems if s in fact_stems]
             coverage = len(used) / len(stems) if stems else 0.0
             coverages.append(coverage)
+            coverage_by_record.append(coverage)
             if stems and coverage >= t.fact_coverage:
                 per_kind["copies_facts"].append(key)
             if not used:
                 per_kind["unpersonalized"].append(key)
     best = np.zeros(n)
     for idx in by_task.values():
-        sims = max_other_jaccard(
-            [_shingles(masked[i]) for i in idx], [str(records[i].get("persona_id")) for i in idx]
-        )
-        best[idx] = sims
+        owners = [str(records[i].get("persona_id")) for i in idx]
+        sims = max_other_jaccard([_shingles(masked[i]) for i in idx], owners)
+        plain = [_shingles(words(str(records[i].get("response") or ""))) for i in idx]
+        raw = max_other_jaccard(plain, owners)
+        best[idx] = np.maximum(sims, raw)
     for i in np.flatnonzero(best >= t.duplicate_jaccard):
         rec = records[int(i)]
         per_kind["near_duplicate"].append((str(rec.get("persona_id")), str(rec.get("task_id"))))
@@ -260,7 +269,14 @@ def analyze(
         "median_fact_coverage": float(np.median(coverages)) if coverages else 0.0,
         "median_words": float(np.median(word_counts)) if word_counts else 0.0,
     }
-    return IntegrityReport(n_responses=n, shares=shares, flagged=per_kind, flags=flags, stats=stats)
+    per_response = {
+        "best_jaccard": [float(x) for x in best],
+        "fact_coverage": coverage_by_record,
+        "words": [float(x) for x in word_counts],
+    }
+    return IntegrityReport(
+        n_responses=n, shares=shares, flagged=per_kind, flags=flags, stats=stats, per_response=per_response
+    )
 
 
 def degenerate_flags(
