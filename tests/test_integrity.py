@@ -1,7 +1,10 @@
 """Degenerate-submission detectors, checked on the held-out corpus (the thresholds were tuned on
-``tests/fixtures/integrity/tuning.jsonl``; these tests read only ``heldout.jsonl``)."""
+``tests/fixtures/integrity/tuning.jsonl``; these tests read only ``heldout.jsonl`` and the real
+model outputs of ``smollm2_135m.jsonl``)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +95,18 @@ def test_injection_flag_counts_flagged_responses_and_kinds() -> None:
         "injection: 2 of 3 responses flagged (taxonomy_token 2, ignore_instructions 1)"
     ]
     assert integrity.injection_flag(judgments[2:]) == []
+
+
+def test_real_outputs_of_a_small_model_are_varied_but_unpersonalized() -> None:
+    """Held-out real model outputs (``smollm2_135m.jsonl``, see ``make_smollm2.py``): SmolLM2-135M writes
+    varied text (no near-duplicate, copy, refusal or near-empty flag) that ignores the user's facts, and
+    is flagged exactly for that."""
+    import json
+
+    path = Path(__file__).parent / "fixtures" / "integrity" / "smollm2_135m.jsonl"
+    records = [json.loads(x) for x in path.read_text("utf-8").splitlines() if x.strip()]
+    report = integrity.analyze(records)
+    assert kinds(report.flags) == {"unpersonalized"}
+    assert report.shares["near_duplicate"] < integrity.DEFAULT_THRESHOLDS.duplicate_share
+    assert report.shares["unpersonalized"] == pytest.approx(9 / 12)
+    assert report.stats["distinct_share"] == 1.0
