@@ -26,6 +26,8 @@ QUEUE_COLUMNS = [
     "submitted",
     "submission",
 ]
+#: Widths of the queue columns (an empty column would otherwise shrink to one letter per line).
+QUEUE_WIDTHS = ["160px", "90px", "300px", "140px", "170px", "220px", "70px", "95px", "90px", "190px", "230px"]
 HOW_TO = """
 **Two ways to submit.**
 (a) Generate the 900 responses on your own hardware with
@@ -222,7 +224,10 @@ def submit_tab(ctx: Context) -> None:
     message = gr.Markdown(elem_id="submit-message")
     gr.Markdown("### Queue")
     first_frame, first_note = queue_view(ctx)
-    queue = gr.Dataframe(value=first_frame, interactive=False, wrap=True, elem_id="queue-table")
+    queue = gr.Dataframe(
+        value=first_frame, interactive=False, wrap=True, elem_id="queue-table",
+        column_widths=QUEUE_WIDTHS,
+    )
     queue_note = gr.Markdown(first_note, elem_id="queue-note")
     refresh = gr.Button("Refresh queue", size="sm", elem_id="queue-refresh")
     timer = gr.Timer(2.0)
