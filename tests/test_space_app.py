@@ -352,7 +352,8 @@ def test_browser_submission_goes_pending_to_finished_and_row_appears(
     page.locator("#submit-contact textarea, #submit-contact input").first.fill("ui@x.org")
     page.locator("#submit-button").click()
     page.wait_for_selector("#submit-message :text('Queued')", timeout=20_000)
-    assert "Flagged" in page.locator("#submit-message").inner_text()  # one template for every persona
+    # one template for every persona: queued, and said to be flagged
+    helpers.wait_for(lambda: "Flagged" in page.locator("#submit-message").inner_text(), timeout=20)
     queue = page.locator("#queue-table")
     helpers.wait_for(lambda: "ui/model-two" in queue.inner_text(), timeout=20)
     assert "near_duplicate" in queue.inner_text() and "(threshold 30%)" in queue.inner_text()

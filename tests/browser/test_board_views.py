@@ -146,8 +146,12 @@ def test_sort_options_are_unique_and_ranks_follow_the_sort(page: Any) -> None:
     page.locator("body").click(position={"x": 5, "y": 5})
     assert len(options) == len(set(options)), options
     _pick(page, "lb-sort", "Faithful / resp.")
-    helpers.wait_for(lambda: _column(page, "#")[:3] == ["1", "2", "3"], timeout=20)
-    faithful = [float(v) for v in _column(page, "Faithful / resp.")]
+
+    def values() -> list[float]:
+        return [float(v) for v in _column(page, "Faithful / resp.")]
+
+    helpers.wait_for(lambda: values() and values() == sorted(values(), reverse=True), timeout=60)
+    faithful = values()
     assert faithful == sorted(faithful, reverse=True) and _column(page, "#") == [
         str(i) for i in range(1, len(faithful) + 1)
     ]
@@ -162,20 +166,20 @@ def test_sort_options_are_unique_and_ranks_follow_the_sort(page: Any) -> None:
 def test_empty_view_says_so(page: Any) -> None:
     page.get_by_role("tab", name="Leaderboard").click()
     page.locator("#lb-search input, #lb-search textarea").first.fill("no-such-model-zzz")
-    helpers.wait_for(lambda: page.locator("#lb-empty").is_visible(), timeout=20)
+    helpers.wait_for(lambda: page.locator("#lb-empty").is_visible(), timeout=60)
     assert "No rows match" in page.locator("#lb-empty").inner_text()
     assert not page.locator("#leaderboard-table").is_visible()
     page.locator("#lb-search input, #lb-search textarea").first.fill("")
-    helpers.wait_for(lambda: page.locator("#leaderboard-table").is_visible(), timeout=20)
+    helpers.wait_for(lambda: page.locator("#leaderboard-table").is_visible(), timeout=60)
 
 
 def test_flagged_and_smoke_rows_are_badged_and_unranked(page: Any) -> None:
     page.get_by_role("tab", name="Leaderboard").click()
     _pick(page, "lb-judge", JUDGE)
-    helpers.wait_for(lambda: "m/clean" in " ".join(_column(page, "Model")), timeout=20)
+    helpers.wait_for(lambda: "m/clean" in " ".join(_column(page, "Model")), timeout=60)
     assert "m/silent" not in " ".join(_column(page, "Model"))
     page.locator("#lb-flagged input").check()
-    helpers.wait_for(lambda: "m/silent" in " ".join(_column(page, "Model")), timeout=20)
+    helpers.wait_for(lambda: "m/silent" in " ".join(_column(page, "Model")), timeout=60)
     models, ranks = _column(page, "Model"), _column(page, "#")
     silent = next(i for i, m in enumerate(models) if m.startswith("m/silent"))
     assert "⚠ flagged" in models[silent] and ranks[silent] == ""
@@ -183,7 +187,7 @@ def test_flagged_and_smoke_rows_are_badged_and_unranked(page: Any) -> None:
     page.screenshot(path=str(helpers.ARTIFACTS / "board_flagged.png"), full_page=True)
     page.locator("#lb-smoke input").check()
     _pick(page, "lb-judge", "local")
-    helpers.wait_for(lambda: "m/smoke" in " ".join(_column(page, "Model")), timeout=20)
+    helpers.wait_for(lambda: "m/smoke" in " ".join(_column(page, "Model")), timeout=60)
     assert "(smoke test)" in _column(page, "Model")[0] and _column(page, "#")[0] == ""
     page.locator("#lb-smoke input").uncheck()
     page.locator("#lb-flagged input").uncheck()
@@ -196,13 +200,17 @@ def test_plots_offer_smoke_judges_when_asked_and_name_judge_and_source(page: Any
     assert "judge" in caption.inner_text() and "source: reported" in caption.inner_text()
     page.locator("#plots-judge input").click()
     assert "local" not in page.get_by_role("option").all_inner_texts()
-    page.keyboard.press("Escape")
+    page.locator("body").click(position={"x": 5, "y": 5})
     page.locator("#plots-smoke input").check()
-    page.wait_for_timeout(1500)
-    page.locator("#plots-judge input").click()
-    helpers.wait_for(lambda: "local" in page.get_by_role("option").all_inner_texts(), timeout=20)
+
+    def offered() -> list[str]:  # reopen the list each time: it shows the choices of when it opened
+        page.locator("body").click(position={"x": 5, "y": 5})
+        page.locator("#plots-judge input").click()
+        return page.get_by_role("option").all_inner_texts()
+
+    helpers.wait_for(lambda: "local" in offered(), timeout=60, interval=1.0)
     page.get_by_role("option", name="local", exact=True).click()
-    helpers.wait_for(lambda: "judge local · source: measured" in caption.inner_text(), timeout=20)
+    helpers.wait_for(lambda: "judge local · source: measured" in caption.inner_text(), timeout=60)
     page.screenshot(path=str(helpers.ARTIFACTS / "plots_smoke_judge.png"), full_page=True)
     page.locator("#plots-smoke input").uncheck()
 
@@ -210,7 +218,7 @@ def test_plots_offer_smoke_judges_when_asked_and_name_judge_and_source(page: Any
 def test_browse_marks_the_injection_flagged_response(page: Any) -> None:
     page.get_by_role("tab", name="Browse").click()
     marker = page.locator("#browse-judged .mb-injection")
-    helpers.wait_for(lambda: marker.count() > 0, timeout=20)
+    helpers.wait_for(lambda: marker.count() > 0, timeout=60)
     assert "injection: ignore_instructions" in marker.first.inner_text()
 
 
