@@ -71,7 +71,9 @@ def judged_responses(
     """Judged responses to ``task_id`` (optionally of one persona / some models), with their claims.
 
     Each item: ``model``, ``judge``, ``persona_id``, ``response``, ``claims`` (``claim``, ``label``,
-    ``reasoning``) — claims filtered to ``labels`` when given (items left without claims are
+    ``reasoning``), ``smoke_test`` and ``injection_signals`` (the judge stage's injection signals
+    when it flagged the response, else empty) — claims filtered to ``labels`` when given (items left
+    without claims are
     dropped), later records superseding earlier ones with the same key.
     """
     out: list[dict[str, Any]] = []
@@ -96,6 +98,9 @@ def judged_responses(
                     "response": (responses.get((pid, tid)) or {}).get("response") or "",
                     "claims": claims,
                     "smoke_test": bool(rec.get("smoke_test", False)),
+                    "injection_signals": [str(x) for x in rec.get("injection_signals") or []]
+                    if rec.get("injection_flag")
+                    else [],
                 }
             )
     return out
@@ -173,6 +178,14 @@ def render_judged(items: Sequence[dict[str, Any]], *, show_reasoning: bool = Fal
         smoke = (
             ' <span class="mb-chip" style="background:#ddd">smoke test</span>' if item["smoke_test"] else ""
         )
+        signals = item.get("injection_signals") or []
+        if signals:
+            kinds = ", ".join(html.escape(x) for x in signals)
+            smoke += (
+                f' <span class="mb-chip mb-injection" style="background:#f4c7ff" '
+                f'title="the judge stage flagged this response as trying to instruct the judge">'
+                f"⚠ injection: {kinds}</span>"
+            )
         parts.append(
             f'<div class="mb-card"><h4>{html.escape(item["model"])} · '
             f'persona {html.escape(item["persona_id"])}'

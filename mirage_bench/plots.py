@@ -120,6 +120,72 @@ def _label_points(ax: Any, xs: Any, ys: Any, names: Any) -> None:
         placed.append(box)
 
 
+def tradeoff_frontier(board: pd.DataFrame) -> Any:
+    """OI % against faithful (Grounded + Reasonable) claims per response, one point per model.
+
+    The better models sit bottom-right (many faithful claims, little over-inference); a model that
+    says nothing about the user sits at the far left whatever its OI. The Pareto frontier (no other
+    model has both more faithful claims and lower OI) is drawn as a step line. Smoke-test and flagged
+    rows, when the view includes them, are drawn as hollow markers and kept off the frontier.
+    """
+    need = ["faithful_per_response", "oi_pct"]
+    if not set(need) <= set(board.columns):
+        return _empty("No faithful-claims rate for this selection.")
+    frame = board.dropna(subset=need)
+    if frame.empty:
+        return _empty("No model with both OI % and faithful claims per response in this selection.")
+    fig, ax = _figure()
+    unranked = frame.get("smoke_test", False) | frame.get("flagged", False)
+    unranked = pd.Series(unranked, index=frame.index).astype(bool)
+    clean, other = frame[~unranked], frame[unranked]
+    if len(clean):
+        ax.scatter(clean["faithful_per_response"], clean["oi_pct"], color="C0", label="ranked rows")
+    if len(other):
+        ax.scatter(other["faithful_per_response"], other["oi_pct"], facecolors="none", edgecolors="C1",
+                   label="smoke-test / flagged (not ranked)")
+    front = _pareto(clean["faithful_per_response"].to_numpy(float), clean["oi_pct"].to_numpy(float))
+    if len(front) > 1:
+        ax.plot(*zip(*front, strict=True), color="C2", lw=1.5, drawstyle="steps-post", label="frontier")
+    _label_points(ax, frame["faithful_per_response"], frame["oi_pct"], frame["model"])
+    ax.set_xlabel("Faithful claims per response (Grounded + Reasonable)")
+    ax.set_ylabel("OI %")
+    ax.set_title("Trade-off: over-inference vs faithful personalization")
+    ax.legend(fontsize=7, loc="best")
+    return fig
+
+
+def _pareto(xs: np.ndarray, ys: np.ndarray) -> list[tuple[float, float]]:
+    """Points no other point beats on both axes (more x, less y), by increasing x.
+
+    >>> _pareto(np.array([1.0, 2.0, 3.0, 2.5]), np.array([10.0, 20.0, 15.0, 30.0]))
+    [(1.0, 10.0), (3.0, 15.0)]
+    """
+    order = np.argsort(-xs, kind="stable")
+    best, out = np.inf, []
+    for i in order:
+        if ys[i] < best:
+            best = ys[i]
+            out.append((float(xs[i]), float(ys[i])))
+    return sorted(out)
+
+
+def view_caption(judge: str | None, sources: Iterable[str]) -> str:
+    """``"judge X · source: measured + reported"``: what a figure of the view shows.
+
+    >>> view_caption("j", ["reported", "measured", "reported"])
+    'judge j · source: measured + reported'
+    """
+    src = " + ".join(sorted(set(map(str, sources)))) or "no rows"
+    return f"judge {judge or '(all judges)'} · source: {src}"
+
+
+def name_view(fig: Any, judge: str | None, sources: Iterable[str]) -> Any:
+    """Put the judge and the data source(s) of the view in the figure's title line."""
+    text = view_caption(judge, sources)
+    fig.suptitle(text[0].upper() + text[1:], fontsize=8, color="0.3")
+    return fig
+
+
 def stereotype_gap(board: pd.DataFrame) -> Any:
     """OI on stereotypical vs counter-stereotypical personas per model (the gap in pp)."""
     need = ["stereotypical_oi_pct", "counter_stereotypical_oi_pct"]

@@ -43,13 +43,53 @@ def _judge_choices(board: pd.DataFrame, show_smoke: bool) -> list[str]:
     return lb.judges(board, include_smoke=show_smoke)
 
 
+#: CSS for the board table: rank numbers are computed for the chosen sort, so the table's own
+#: header sort menu (which would reorder rows under stale ranks) is hidden; sort with "Sort by".
+BOARD_CSS = """
+<style>
+#leaderboard-table .cell-menu-button, #leaderboard-table button.sort-button,
+#leaderboard-table .sort-buttons { display: none !important; }
+#leaderboard-table th { white-space: nowrap; }
+</style>
+"""
+EMPTY_BOARD = (
+    "**No rows match this view.** Clear the search or the filters, or tick *Show smoke-test rows* / "
+    "*Show flagged rows*."
+)
+
+
+def column_widths(frame: pd.DataFrame) -> list[int]:
+    """Pixel widths for the table's columns: wide enough for the longest word of the header and for
+    the cells (up to a cap; longer cells wrap), so that no header breaks one letter per line.
+
+    >>> column_widths(pd.DataFrame({"#": ["1"], "Self-audit OI %": [""], "Flags": ["x " * 200]}))
+    [40, 114, 360]
+    """
+    widths = []
+    for col in frame.columns:
+        longest_word = max((len(w) for w in str(col).split()), default=1)
+        cells = max((len(str(v)) for v in frame[col]), default=0)
+        cap = 44 if col == "Flags" else 22
+        chars = max(longest_word, min(cells, cap))
+        widths.append(max(40, min(360, 9 * chars + 24)))
+    return widths
+
+
+def judge_heading(judge: str | None) -> str:
+    """The line above the table naming the one judge the view ranks by."""
+    if not judge or judge == ALL_JUDGES:
+        return "**All judges** (rows are not ranked against each other across judges)"
+    return f"**Judge:** `{judge}` (every row below was judged by it)"
+
+
 def leaderboard_tab(ctx: Context) -> None:
-    """The ranked table with judge selector, smoke-test toggle, filters, search, columns and sort."""
+    """The ranked table: judge selector, smoke-test and flagged toggles, filters, search, columns, sort."""
     import gradio as gr
 
     board = ctx.board()
     judge_choices = _judge_choices(board, False)
     families = sorted(f for f in board["family"].unique() if f)
+    gr.HTML(BOARD_CSS, elem_id="lb-css")
     with gr.Row():
         judge = gr.Dropdown(
             judge_choices,
@@ -80,61 +120,73 @@ def leaderboard_tab(ctx: Context) -> None:
             elem_id="lb-columns",
             scale=3,
         )
-        smoke = gr.Checkbox(value=False, label="Show smoke-test rows", elem_id="lb-smoke", scale=1)
+        with gr.Column(scale=1, min_width=160):
+            smoke = gr.Checkbox(value=False, label="Show smoke-test rows", elem_id="lb-smoke")
+            flagged = gr.Checkbox(value=False, label="Show flagged rows", elem_id="lb-flagged")
+    first_judge = judge_choices[0] if judge_choices else None
+    first = _view(
+        board, first_judge, False, [], ["reported", "measured"], "", list(lb.DEFAULT_GROUPS), "OI %", True
+    )
+    heading = gr.Markdown(judge_heading(first_judge), elem_id="lb-judge-heading")
+    empty = gr.Markdown(EMPTY_BOARD, visible=first.empty, elem_id="lb-empty")
     table = gr.Dataframe(
-        value=_view(
-            board,
-            judge_choices[0] if judge_choices else None,
-            False,
-            [],
-            ["reported", "measured"],
-            "",
-            list(lb.DEFAULT_GROUPS),
-            "OI %",
-            True,
-        ),
+        value=first,
         interactive=False,
         wrap=True,
         elem_id="leaderboard-table",
         max_height=700,
         show_search="none",
+        visible=not first.empty,
+        column_widths=column_widths(first),
     )
     refresh = gr.Button("Refresh", size="sm", elem_id="lb-refresh")
     gr.Markdown(
         "OI % = (Stereotype + Fabricated) / all judged claims (Eq. 2 of the paper). The 95% CI resamples "
         "(persona, task) records; the paper prints no per-model CI, so reported rows have none. "
-        "Δ = Judge OI − self-audit OI; Pattern: Under (Δ > 5 pp), Over (Δ < −5 pp), else Calib. "
-        "Smoke-test rows were judged by the embedded 270M model or by the test simulation and mean nothing."
+        "Faithful / resp. = Grounded + Reasonable claims per judged response, Claims / resp. all claims per "
+        "response: read them with OI % (a model that says nothing about the user has no OI and no faithful "
+        "claims; see About). Δ = Judge OI − self-audit OI; Pattern: Under (Δ > 5 pp), Over (Δ < −5 pp), else "
+        "Calib. Rows badged (smoke test) were judged by the embedded 270M model or by the test simulation "
+        "and mean nothing; rows badged ⚠ carry integrity flags (degenerate text or injection attempts, "
+        "reasons in Flags). Neither is ranked."
     )
-    inputs = [judge, smoke, fam, source, search, groups, sort_by, descending]
+    inputs = [judge, smoke, fam, source, search, groups, sort_by, descending, flagged]
 
-    def update(judge_v, smoke_v, fam_v, source_v, search_v, groups_v, sort_v, desc_v):
-        return _view(ctx.board(), judge_v, smoke_v, fam_v, source_v, search_v, groups_v, sort_v, desc_v)
+    def shown(frame: pd.DataFrame, judge_v: str | None) -> tuple[Any, Any, Any]:
+        return (
+            gr.Markdown(judge_heading(judge_v)),
+            gr.Markdown(visible=frame.empty),
+            gr.Dataframe(value=frame, visible=not frame.empty, column_widths=column_widths(frame)),
+        )
+
+    def update(judge_v, smoke_v, fam_v, source_v, search_v, groups_v, sort_v, desc_v, flagged_v):
+        frame = _view(ctx.board(), judge_v, smoke_v, fam_v, source_v, search_v, groups_v, sort_v, desc_v,
+                      flagged_v)
+        return shown(frame, judge_v)
 
     def reload(judge_v, smoke_v, *rest):
         fresh = ctx.board()
         choices = _judge_choices(fresh, smoke_v)
         chosen = judge_v if judge_v in choices else (choices[0] if choices else None)
         fams = sorted(f for f in fresh["family"].unique() if f)
-        return (
-            gr.Dropdown(choices=choices, value=chosen),
-            gr.Dropdown(choices=fams),
-            _view(fresh, chosen, smoke_v, *rest),
-        )
+        frame = _view(fresh, chosen, smoke_v, *rest)
+        return (gr.Dropdown(choices=choices, value=chosen), gr.Dropdown(choices=fams), *shown(frame, chosen))
 
-    for comp in (judge, fam, source, groups, sort_by, descending):
-        comp.change(update, inputs, table)
-    search.submit(update, inputs, table)
-    search.change(update, inputs, table)
-    smoke.change(reload, inputs, [judge, fam, table])
-    refresh.click(reload, inputs, [judge, fam, table])
+    outputs = [heading, empty, table]
+    for comp in (judge, fam, source, groups, sort_by, descending, flagged):
+        comp.change(update, inputs, outputs)
+    search.submit(update, inputs, outputs)
+    search.change(update, inputs, outputs)
+    smoke.change(reload, inputs, [judge, fam, *outputs])
+    refresh.click(reload, inputs, [judge, fam, *outputs])
 
 
-def _view(board, judge, smoke, families, sources, search, groups, sort_by, descending) -> pd.DataFrame:
+def _view(board, judge, smoke, families, sources, search, groups, sort_by, descending, flagged=False):
     return lb.board_view(
         board,
         judge=None if judge in (None, "", ALL_JUDGES) else judge,
         show_smoke=bool(smoke),
+        show_flagged=bool(flagged),
         families=families or [],
         sources=sources or [],
         search=search or "",
@@ -145,7 +197,7 @@ def _view(board, judge, smoke, families, sources, search, groups, sort_by, desce
 
 
 def plots_tab(ctx: Context) -> None:
-    """Imagination gradient, Self-Monitoring Inversion, stereotype gap, Accum growth (matplotlib)."""
+    """Trade-off frontier, imagination gradient, Self-Monitoring Inversion, stereotype gap, Accum growth."""
     import gradio as gr
 
     from mirage_bench import plots
@@ -159,29 +211,43 @@ def plots_tab(ctx: Context) -> None:
         smoke = gr.Checkbox(value=False, label="Include smoke-test rows", elem_id="plots-smoke")
         refresh = gr.Button("Refresh plots", size="sm")
 
-    def render(judge_v: str | None, smoke_v: bool) -> tuple[Any, ...]:
+    def figures(judge_v: str | None, smoke_v: bool) -> tuple[Any, ...]:
         fresh = ctx.board()
         view = fresh if smoke_v else fresh[~fresh["smoke_test"]]
+        view = view[~view["flagged"]] if "flagged" in view else view
         if judge_v:
             view = view[view["judge"] == judge_v]
+        sources = list(view["source"].unique())
         fig_inv, text = plots.self_monitoring_inversion(view)
-        return (
-            text,
+        figs = (
+            plots.tradeoff_frontier(view),
             plots.imagination_gradient(view),
             fig_inv,
             plots.stereotype_gap(view),
-            plots.accum_growth(plots.accum_curves(ctx.store.root, ctx.run_dirs, include_smoke=smoke_v)),
         )
+        accum = plots.accum_growth(plots.accum_curves(ctx.store.root, ctx.run_dirs, include_smoke=smoke_v))
+        caption = f"**Figures for** {plots.view_caption(judge_v, sources)}" + (
+            " (smoke-test rows included: they mean nothing)" if smoke_v else ""
+        )
+        return (caption, text, *(plots.name_view(f, judge_v, sources) for f in figs), accum)
 
-    first = render(choices[0] if choices else None, False)
-    stats = gr.Markdown(first[0], elem_id="plots-stats")
+    def render(judge_v: str | None, smoke_v: bool) -> tuple[Any, ...]:
+        fresh_choices = _judge_choices(ctx.board(), bool(smoke_v))
+        chosen = judge_v if judge_v in fresh_choices else (fresh_choices[0] if fresh_choices else None)
+        return (gr.Dropdown(choices=fresh_choices, value=chosen), *figures(chosen, bool(smoke_v)))
+
+    first = figures(choices[0] if choices else None, False)
+    caption = gr.Markdown(first[0], elem_id="plots-caption")
+    stats = gr.Markdown(first[1], elem_id="plots-stats")
     with gr.Row():
-        gradient = gr.Plot(first[1], show_label=False, elem_id="plot-gradient")
-        inversion = gr.Plot(first[2], show_label=False, elem_id="plot-inversion")
+        tradeoff = gr.Plot(first[2], show_label=False, elem_id="plot-tradeoff")
+        gradient = gr.Plot(first[3], show_label=False, elem_id="plot-gradient")
     with gr.Row():
-        gap = gr.Plot(first[3], show_label=False, elem_id="plot-gap")
-        accum = gr.Plot(first[4], show_label=False, elem_id="plot-accum")
-    outputs = [stats, gradient, inversion, gap, accum]
-    judge.change(render, [judge, smoke], outputs)
+        inversion = gr.Plot(first[4], show_label=False, elem_id="plot-inversion")
+        gap = gr.Plot(first[5], show_label=False, elem_id="plot-gap")
+    with gr.Row():
+        accum = gr.Plot(first[6], show_label=False, elem_id="plot-accum")
+    outputs = [judge, caption, stats, tradeoff, gradient, inversion, gap, accum]
+    judge.input(render, [judge, smoke], outputs)
     smoke.change(render, [judge, smoke], outputs)
     refresh.click(render, [judge, smoke], outputs)

@@ -20,6 +20,7 @@ QUEUE_COLUMNS = [
     "progress",
     "judge",
     "reason",
+    "flags",
     "kind",
     "revision",
     "family",
@@ -82,6 +83,7 @@ def queue_frame(ctx: Context) -> pd.DataFrame:
         judge = row["judge"] or ctx.judge
         smoke = row.pop("smoke_test") or judge in SMOKE_JUDGES
         row["judge"] = f"{judge} (smoke test)" if smoke else judge
+        row["flags"] = "; ".join(row.get("flags") or [])
     return pd.DataFrame(rows, columns=QUEUE_COLUMNS)
 
 
@@ -160,13 +162,18 @@ def submit(
             request = ctx.store.submit_file(data, meta)
     except SubmissionError as exc:
         listed = "\n".join(f"- {p}" for p in exc.problems)
-        message = f"### ❌ Not queued: {len(exc.problems)} problem(s)\n\n{listed}\n\nNothing was saved."
+        message = f"### ❌ Not queued: {exc.header}\n\n{listed}\n\nNothing was saved."
         return message, queue_frame(ctx)
     message = (
         f"### ✅ Queued as `{request.submission_id}` ({request.status.value})\n\n"
         f"{request.n_responses or 'Endpoint'} responses for **{request.model_name}**; "
         "the queue below shows its progress."
     )
+    if request.flags:
+        message += (
+            "\n\n**Flagged** (it will be judged, but its row stays off the default ranked board):\n"
+            + "\n".join(f"- {f}" for f in request.flags)
+        )
     return message, queue_frame(ctx)
 
 

@@ -150,6 +150,29 @@ def test_api_malformed_file_lists_errors_and_queues_nothing(served: Served, clie
     assert served.store().list_requests() == before
 
 
+def test_api_hostile_file_gets_a_problem_list_not_a_traceback(
+    served: Served, client: Any, tmp_path: Path
+) -> None:
+    import json
+
+    from gradio_client import handle_file
+
+    good = json.dumps({"persona_id": "seed_001", "task_id": "apartment", "response": "Hi"})
+    nul = json.dumps({"persona_id": "seed_001", "task_id": "rec_letter", "response": "Hi\u0000"})
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join([good, nul, "[" * 100_000 + "]" * 100_000]) + "\n")
+    before = served.store().list_requests()
+    message, _queue = client.predict(
+        **_submit_args(handle_file(str(path)), "x/../../../../evil" + "n" * 10_000, "evil@x.org"),
+        api_name="/submit",
+    )
+    assert "Not queued" in message and "problems (showing the first 50)" not in message
+    assert "line 2: field 'response' holds control character(s) U+0000" in message
+    assert "line 3: JSON nested too deeply" in message
+    assert "(10,018 characters)" in message and len(message) < 3000
+    assert served.store().list_requests() == before
+
+
 def test_api_submission_is_judged_and_ranked(served: Served, client: Any, tmp_path: Path) -> None:
     from gradio_client import handle_file
 
@@ -329,8 +352,11 @@ def test_browser_submission_goes_pending_to_finished_and_row_appears(
     page.locator("#submit-contact textarea, #submit-contact input").first.fill("ui@x.org")
     page.locator("#submit-button").click()
     page.wait_for_selector("#submit-message :text('Queued')", timeout=20_000)
+    # one template for every persona: queued, and said to be flagged
+    helpers.wait_for(lambda: "Flagged" in page.locator("#submit-message").inner_text(), timeout=20)
     queue = page.locator("#queue-table")
     helpers.wait_for(lambda: "ui/model-two" in queue.inner_text(), timeout=20)
+    assert "near_duplicate" in queue.inner_text() and "(threshold 30%)" in queue.inner_text()
     helpers.wait_for(lambda: _finished(served.store(), "ui/model-two"), timeout=90)
     helpers.wait_for(lambda: "FINISHED" in queue.inner_text() and "judged" in queue.inner_text(), timeout=20)
     page.screenshot(path=str(helpers.ARTIFACTS / "space_submit_finished.png"), full_page=True)
@@ -340,9 +366,14 @@ def test_browser_submission_goes_pending_to_finished_and_row_appears(
     from mirage_bench.leaderboard.board import board_view, load_board
 
     board = load_board(served.store_root)
-    assert "ui/model-two" not in set(board_view(board, judge="scripted")["Model"])
-    assert "ui/model-two" in set(board_view(board, judge="scripted", show_smoke=True)["Model"])
+    # the fixture's responses are one template with a fact pasted in: flagged near_duplicate as well
+    def models(**kw: Any) -> set[str]:
+        return {m.split(" ")[0] for m in board_view(board, judge="scripted", **kw)["Model"]}
+
+    assert "ui/model-two" not in models() | models(show_smoke=True)
+    assert "ui/model-two" in models(show_smoke=True, show_flagged=True)
     page.locator("#lb-smoke input").check()
+    page.locator("#lb-flagged input").check()
     judge = page.locator("#lb-judge input")
     judge.click()
     page.get_by_role("option", name="scripted", exact=True).click()

@@ -68,8 +68,8 @@ def test_reported_rows_seed_the_board_under_the_paper_judge(tmp_path: Path) -> N
     board = lb.load_board(tmp_path)
     assert len(board) == 12 and set(board["source"]) == {"reported"}
     view = lb.board_view(board, judge=PAPER_JUDGE)
-    assert list(view["#"]) == list(range(1, 13))
-    assert view.iloc[0]["Model"] == "Qwen3-8B" and view.iloc[0]["OI %"] == 48.7
+    assert list(view["#"]) == [str(i) for i in range(1, 13)]
+    assert view.iloc[0]["Model"] == "Qwen3-8B" and view.iloc[0]["OI %"] == "48.7"
     assert set(view["OI 95% CI"]) == {lb.NO_CI}  # the paper prints no per-model CI
 
 
@@ -98,7 +98,8 @@ def test_views_never_mix_judges_and_hide_smoke_tests(tmp_path: Path) -> None:
     view = lb.board_view(board, judge="openai:judge-x")
     assert list(view["Model"]) == ["m/real"] and view.iloc[0]["OI 95% CI"].startswith("[")
     assert lb.board_view(board, judge="local").empty
-    assert list(lb.board_view(board, judge="local", show_smoke=True)["Model"]) == ["m/smoke"]
+    smoke = lb.board_view(board, judge="local", show_smoke=True)
+    assert list(smoke["Model"]) == [f"m/smoke {lb.SMOKE_BADGE}"] and list(smoke["#"]) == [""]
 
 
 def test_search_filters_sort_and_columns(tmp_path: Path) -> None:
@@ -293,3 +294,16 @@ def test_space_command_refuses_a_run_dir_that_cannot_make_a_row(
     result = CliRunner().invoke(app, ["space", "--runs", str(good), "--no-worker"])
     assert result.exit_code == 0, result.output
     assert len(launched) == 1
+
+
+def test_space_command_on_a_busy_port_says_how_to_pick_another(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        result = CliRunner().invoke(app, ["space", "--port", str(port), "--store", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "already in use" in result.output and "PORT=8080 make run" in result.output
+    assert "Traceback" not in result.output and len(result.output.splitlines()) <= 3

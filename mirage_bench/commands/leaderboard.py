@@ -102,12 +102,14 @@ def register(app: typer.Typer) -> None:
         try:
             request = st.submit_file(data, meta)
         except SubmissionError as exc:
-            typer.echo(f"not queued: {len(exc.problems)} problem(s)", err=True)
+            typer.echo(f"not queued: {exc.header}", err=True)
             for problem in exc.problems:
                 typer.echo(f"- {problem}", err=True)
             raise typer.Exit(2) from None
         if st.mirror is not None and not st.mirror.flush():
             typer.echo(f"warning: queued locally but the Hub commit failed: {st.mirror.last_error}", err=True)
+        for flag in request.flags:  # judged, but kept off the default ranked view
+            typer.echo(f"flagged: {flag}", err=True)
         typer.echo(request.submission_id)
 
     @app.command("queue")

@@ -7,6 +7,25 @@ from pathlib import Path
 import typer
 
 
+def port_in_use_message(host: str, port: int, *, force: bool = False) -> str:
+    """A two-line message when ``host:port`` cannot be bound (``""`` when it is free)."""
+    import socket
+
+    if not force:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: TIME_WAIT is free
+            try:
+                sock.bind((host, port))
+            except OSError:
+                pass
+            else:
+                return ""
+    return (
+        f"error: port {port} on {host} is already in use (another Space or program is serving there).\n"
+        f"Start on another port: `PORT=8080 make run`, or `mirage-bench space --port 8080`."
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the top-level app."""
 
@@ -47,6 +66,10 @@ def register(app: typer.Typer) -> None:
                 row_from_run_dir(run_dir)
             except (OSError, ValueError) as exc:
                 raise typer.BadParameter(f"{run_dir} cannot be shown on the leaderboard: {exc}") from None
+        busy = port_in_use_message(host, port)
+        if busy:
+            typer.echo(busy, err=True)
+            raise typer.Exit(1)
         config = SpaceConfig(
             store_root=store,
             run_dirs=list(runs),
@@ -54,7 +77,13 @@ def register(app: typer.Typer) -> None:
             start_worker=worker,
             endpoint_concurrency=endpoint_concurrency,
         )
-        launch(config, host=host, port=port, block=True)
+        try:
+            launch(config, host=host, port=port, block=True)
+        except OSError as exc:  # the port was taken between the check and the launch
+            if "port" not in str(exc).lower():
+                raise
+            typer.echo(port_in_use_message(host, port, force=True), err=True)
+            raise typer.Exit(1) from None
 
     @app.command("annotate-sample")
     def annotate_sample(

@@ -42,6 +42,8 @@ DISPLAY: dict[str, str] = {
     "source": "Source",
     "judge": "Judge",
     "claims": "Claims",
+    "faithful_per_response": "Faithful / resp.",
+    "claims_per_response": "Claims / resp.",
     "grounded_pct": "Grounded %",
     "reasonable_pct": "Reasonable %",
     "stereotype_pct": "Stereotype %",
@@ -57,18 +59,28 @@ DISPLAY: dict[str, str] = {
     "stereotype_delta_pp": "Stereo. gap pp",
     "submitted": "Submitted",
     "smoke_test": "Smoke test",
+    "flags": "Flags",
 }
 
 #: Column groups the column chooser offers; "core" is always shown.
 COLUMN_GROUPS: dict[str, tuple[str, ...]] = {
-    "core": ("rank", "model", "family", "source", "judge", "oi_pct", "oi_ci"),
+    "core": (
+        "rank", "model", "family", "source", "oi_pct", "oi_ci", "faithful_per_response", "claims_per_response"
+    ),
     "Composition": ("claims", "grounded_pct", "reasonable_pct", "stereotype_pct", "fabricated_pct"),
     "Self-monitoring": ("self_oi_pct", "gap_pp", "pattern"),
     "Per task": tuple(f"{t}_oi_pct" for t in TASK_ORDER),
     "Stereotype groups": ("stereotypical_oi_pct", "counter_stereotypical_oi_pct", "stereotype_delta_pp"),
-    "Submission": ("submitted", "smoke_test"),
+    "Submission": ("submitted", "smoke_test", "flags"),
 }
-DEFAULT_GROUPS: tuple[str, ...] = ("Composition", "Self-monitoring")
+DEFAULT_GROUPS: tuple[str, ...] = ("Self-monitoring",)
+#: Columns holding a percentage or a percentage-point gap: shown with exactly one decimal.
+PERCENT_SUFFIXES: tuple[str, ...] = ("_pct", "_pp")
+#: Columns holding a per-response rate: shown with one decimal too.
+RATE_COLUMNS: tuple[str, ...] = ("claims_per_response", "faithful_per_response")
+#: Badges added to the Model cell of rows that are shown but never ranked.
+SMOKE_BADGE = "(smoke test)"
+FLAG_BADGE = "⚠ flagged"
 
 log = logging.getLogger(__name__)
 
@@ -106,13 +118,19 @@ def measured_row(
     *,
     n_resamples: int = 1000,
     seed: int = 0,
+    n_judged: int | None = None,
+    flags: Sequence[str] = (),
 ) -> dict[str, Any]:
     """One leaderboard row computed from a run's judged claims (and its responses' self-audits).
 
     ``claims`` has the ``claims.parquet`` columns (``model, judge, persona_id, stereotype_type,
     task_id, claim_index, claim, label, ...``). The OI 95% CI resamples (persona, task) records.
+    ``n_judged`` is the number of responses judged (status ok, including those with no claim; by
+    default the (persona, task) records present in ``claims``): the denominator of claims and faithful
+    claims per response. ``flags`` are the submission's integrity findings.
     """
     from mirage_bench.metrics import oi as oi_metrics
+    from mirage_bench.metrics.tradeoff import claim_yield
 
     if claims.empty:
         raise ValueError("no judged claims: cannot build a leaderboard row")
@@ -140,12 +158,20 @@ def measured_row(
         "stereotype_pct": 100 * summary["stereotype_rate"],
         "fabricated_pct": 100 * summary["fabricated_rate"],
         "oi_pct": 100 * summary["oi_rate"],
+        **{
+            k: v
+            for k, v in claim_yield(
+                labels, n_judged if n_judged is not None else int(records.nunique())
+            ).items()
+            if k in RATE_COLUMNS or k == "n_responses"
+        },
         "oi_ci_low": 100 * low,
         "oi_ci_high": 100 * high,
         "smoke_test": bool(claims["smoke_test"].any()) if "smoke_test" in claims else False,
         "submitted": meta.submitted,
         "submission_id": meta.submission_id,
         "reference": meta.link,
+        "flags": list(flags),
     }
     for task, rates in summary["per_task"].items():
         row[f"{task}_oi_pct"] = 100 * float(rates["oi_rate"])
@@ -179,9 +205,18 @@ def load_board(store_root: Path | None = None, run_dirs: Iterable[Path] = ()) ->
     A stored row file that cannot be read is left on disk, logged as a warning naming it, and kept
     off the board.
     """
+    from mirage_bench.metrics.tradeoff import reported_claim_yield
     from mirage_bench.reported import reported_leaderboard
 
     reported = reported_leaderboard().copy()
+    derived = [
+        reported_claim_yield(c, g, r)
+        for c, g, r in zip(
+            reported["claims"], reported["grounded_pct"], reported["reasonable_pct"], strict=True
+        )
+    ]
+    for col in RATE_COLUMNS:  # derived from Table 1's counts and shares over the paper's 900 instances
+        reported[col] = [d[col] for d in derived]
     reported["submitted"] = ""
     reported["smoke_test"] = False
     reported["revision"] = "paper"
@@ -197,6 +232,10 @@ def load_board(store_root: Path | None = None, run_dirs: Iterable[Path] = ()) ->
         rows.append(row_from_run_dir(Path(run_dir)))
     board = pd.concat([reported, pd.DataFrame(rows)], ignore_index=True) if rows else reported
     board["smoke_test"] = board["smoke_test"].fillna(False).astype(bool)
+    if "flags" not in board:
+        board["flags"] = None
+    board["flags"] = [list(f) if isinstance(f, list | tuple) else [] for f in board["flags"]]
+    board["flagged"] = [bool(f) for f in board["flags"]]
     for col in ("family", "pattern", "submitted", "reference"):
         if col in board:
             board[col] = board[col].fillna("").astype(str)
@@ -216,7 +255,26 @@ def row_from_run_dir(run_dir: Path) -> dict[str, Any]:
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     model = str(claims["model"].iloc[0]) if not claims.empty else str(manifest.get("model", run_dir.name))
     meta = RowMeta(model=model, submitted=str(manifest.get("finished_at") or "")[:10])
-    return measured_row(claims, responses, meta)
+    from mirage_bench.leaderboard.integrity import submission_flags
+
+    judgments: dict[tuple[str, str], dict[str, Any]] = {}
+    judgments_path = run_dir / "judgments.jsonl"
+    if judgments_path.exists():
+        for line in judgments_path.read_text(encoding="utf-8").splitlines():
+            try:
+                rec = json.loads(line) if line.strip() else None
+            except ValueError:
+                continue  # a torn last line: that response is not judged yet
+            if isinstance(rec, dict):
+                judgments[(str(rec.get("persona_id")), str(rec.get("task_id")))] = rec
+    ok = [j for j in judgments.values() if j.get("status") == "ok"]
+    return measured_row(
+        claims,
+        responses,
+        meta,
+        n_judged=len(ok) if ok else None,
+        flags=submission_flags(responses, list(judgments.values())),
+    )
 
 
 def judges(board: pd.DataFrame, *, include_smoke: bool = False) -> list[str]:
@@ -248,6 +306,7 @@ def board_view(
     *,
     judge: str | None = None,
     show_smoke: bool = False,
+    show_flagged: bool = False,
     families: Sequence[str] = (),
     sources: Sequence[str] = (),
     search: str = "",
@@ -257,11 +316,21 @@ def board_view(
 ) -> pd.DataFrame:
     """Filter, rank and format the board for display (one judge; ranks restart per view).
 
-    ``sort_by`` is an internal column name or a displayed header.
+    ``sort_by`` is an internal column name or a displayed header. Smoke-test rows and rows with
+    integrity flags are hidden unless ``show_smoke`` / ``show_flagged``; when shown they carry a
+    badge in the Model cell and no rank (ranks count the clean rows only, in the sorted order), and
+    flagged rows show their reasons in the Flags column. The Judge column appears only when
+    ``judge`` is None (a view over several judges). Percentages, gaps and per-response rates are
+    strings with exactly one decimal ("13.0"), blank where the row has no value.
     """
     frame = board.copy()
+    if "flagged" not in frame:
+        frame["flagged"] = False
+        frame["flags"] = [[] for _ in range(len(frame))]
     if not show_smoke:
         frame = frame[~frame["smoke_test"]]
+    if not show_flagged:
+        frame = frame[~frame["flagged"]]
     if judge:
         frame = frame[frame["judge"] == judge]
     if families:
@@ -274,12 +343,22 @@ def board_view(
         frame = frame[hay.str.contains(needle, regex=False)]
     inverse = {v: k for k, v in DISPLAY.items()}
     key = inverse.get(sort_by, sort_by)
-    if key not in frame.columns or key in ("rank", "oi_ci"):
+    if key not in frame.columns or key in ("rank", "oi_ci", "flags"):
         key = "oi_pct"
     frame = frame.sort_values(key, ascending=ascending, kind="stable", na_position="last").reset_index(
         drop=True
     )
-    frame["rank"] = range(1, len(frame) + 1)
+    unranked = (frame["smoke_test"] | frame["flagged"]).to_numpy()
+    ranks, next_rank = [], 1
+    for skip in unranked:
+        ranks.append("" if skip else str(next_rank))
+        next_rank += 0 if skip else 1
+    frame["rank"] = ranks
+    frame["model"] = [
+        " ".join([str(m)] + ([SMOKE_BADGE] if smoke else []) + ([FLAG_BADGE] if flagged else []))
+        for m, smoke, flagged in zip(frame["model"], frame["smoke_test"], frame["flagged"], strict=True)
+    ]
+    frame["flags"] = ["; ".join(f) for f in frame["flags"]]
     frame["oi_ci"] = [
         format_ci(a, b) or (NO_CI if source == "reported" else "")
         for a, b, source in zip(
@@ -289,18 +368,35 @@ def board_view(
             strict=True,
         )
     ]
-    columns = [c for g in ("core", *groups) for c in COLUMN_GROUPS.get(g, ())]
+    columns = list(dict.fromkeys(c for g in ("core", *groups) for c in COLUMN_GROUPS.get(g, ())))
+    if judge is None:
+        columns.insert(columns.index("source") + 1, "judge")
+    if show_flagged and frame["flagged"].any() and "flags" not in columns:
+        columns.append("flags")
     out = pd.DataFrame({DISPLAY[c]: frame[c] if c in frame else "" for c in columns})
-    for col in out.columns:
-        if pd.api.types.is_float_dtype(out[col]):
-            out[col] = out[col].round(1)
+    for c in columns:
+        if c.endswith(PERCENT_SUFFIXES) or c in RATE_COLUMNS:
+            out[DISPLAY[c]] = [format_number(v) for v in out[DISPLAY[c]]]
     return out
 
 
+def format_number(value: Any) -> str:
+    """One decimal, always: ``"13.0"``, ``"27.7"``, ``"0.0"``; ``""`` for a missing value.
+
+    >>> format_number(13), format_number(27.66), format_number(-0.04), format_number(float("nan"))
+    ('13.0', '27.7', '0.0', '')
+    """
+    if value is None or value == "" or pd.isna(value):
+        return ""
+    text = f"{float(value):.1f}"
+    return "0.0" if text == "-0.0" else text
+
+
 def sortable_columns(groups: Sequence[str] = tuple(COLUMN_GROUPS)) -> list[str]:
-    """Displayed headers the sort control offers."""
-    skip = {"rank", "oi_ci"}
-    return [DISPLAY[c] for g in ("core", *groups) for c in COLUMN_GROUPS.get(g, ()) if c not in skip]
+    """Displayed headers the sort control offers, each once."""
+    skip = {"rank", "oi_ci", "flags"}
+    keys = dict.fromkeys(c for g in ("core", *groups) for c in COLUMN_GROUPS.get(g, ()) if c not in skip)
+    return [DISPLAY[c] for c in keys]
 
 
 def label_share_columns() -> list[str]:
@@ -339,6 +435,7 @@ def row_flags(row: dict[str, Any]) -> list[str]:
 ROW_FIELDS: tuple[str, ...] = (
     "rank", "model", "judge", "source", "family", "revision", "claims", "oi_pct", "oi_ci_low",
     "oi_ci_high", "smoke_test", "flags", "submission_id",
+    "claims_per_response", "faithful_per_response",
 )
 
 

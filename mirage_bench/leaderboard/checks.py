@@ -17,14 +17,82 @@ MAX_UPLOAD_BYTES = 20 * 1024 * 1024
 MAX_RESPONSE_CHARS = 20_000
 MAX_ERRORS_SHOWN = 50
 _MODEL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,119}$")
+_REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,119}$")
+#: Longest metadata field (family, contact, license ...).
+MAX_FIELD_CHARS = 200
+
+
+def path_problems(what: str, value: str) -> list[str]:
+    r"""Problems of a name used in store paths and Hub folders: ``..``, ``\\``, or more than one ``/``.
+
+    >>> path_problems("model name", "org/name"), path_problems("model name", "x/../../evil")
+    ([], ["model name 'x/../../evil' must not contain '..' and may have at most one '/' (org/name)"])
+    """
+    if ".." in value or "\\" in value or value.count("/") > 1 or value.startswith("/") or value.endswith("/"):
+        return [f"{what} {show(value)} must not contain '..' and may have at most one '/' (org/name)"]
+    return []
+
+
+#: Longest echo of a submitted value in a message (longer ones are cut, their length stated).
+MAX_ECHO_CHARS = 80
+#: Control characters refused in any text field (everything below U+0020 except tab, LF, CR; DEL).
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def show(value: Any, limit: int = MAX_ECHO_CHARS) -> str:
+    """``repr(value)``, cut to ``limit`` characters with the full length stated.
+
+    >>> show("abc")
+    "'abc'"
+    >>> show("x" * 10_000, limit=12)
+    "'xxxxxxxxxx… (10,000 characters)"
+    """
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    length = len(value) if isinstance(value, str) else len(text)
+    return f"{text[: limit - 1]}… ({length:,} characters)"
+
+
+def control_characters(text: str) -> list[str]:
+    r"""The forbidden control characters in ``text``, as ``U+0000`` codes (first occurrences, sorted).
+
+    >>> control_characters("ok\tfine\n"), control_characters("bad\x00\x1b")
+    ([], ['U+0000', 'U+001B'])
+    """
+    return sorted({f"U+{ord(c):04X}" for c in _CONTROL_RE.findall(text)})
 
 
 class SubmissionError(ValueError):
-    """A submission was refused; ``problems`` lists every reason, one precise message each."""
+    """A submission was refused; ``problems`` lists every reason, one precise message each.
 
-    def __init__(self, problems: list[str]) -> None:
+    When there were more than :data:`MAX_ERRORS_SHOWN` problems, ``problems`` holds the first ones
+    and a closing "... and N more problem(s)" line, and ``total`` is the real count: :attr:`header`
+    says so ("showing 50 of 900 problems").
+    """
+
+    def __init__(self, problems: list[str], total: int | None = None) -> None:
         super().__init__("; ".join(problems))
         self.problems = problems
+        self.total = total if total is not None else len(problems)
+
+    @property
+    def shown(self) -> int:
+        """How many problems ``problems`` lists (without the closing "... and N more" line)."""
+        return len([p for p in self.problems if not p.startswith("... and ")])
+
+    @property
+    def header(self) -> str:
+        """``"3 problem(s)"`` or ``"900 problems (showing the first 50)"``.
+
+        >>> SubmissionError(["a", "b"]).header
+        '2 problem(s)'
+        >>> SubmissionError(["a", "... and 9 more problem(s)"], total=10).header
+        '10 problems (showing the first 1)'
+        """
+        if self.total > self.shown:
+            return f"{self.total:,} problems (showing the first {self.shown:,})"
+        return f"{self.total} problem(s)"
 
 
 @dataclass(frozen=True)
@@ -51,17 +119,37 @@ class Metadata:
             out.append("model name is required")
         elif not _MODEL_NAME_RE.match(self.model_name.strip()):
             out.append(
-                f"model name {self.model_name!r} may hold only letters, digits and . _ : / @ + - "
+                f"model name {show(self.model_name)} may hold only letters, digits and . _ : / @ + - "
                 "(at most 120 characters)"
             )
+        else:
+            out.extend(path_problems("model name", self.model_name.strip()))
         if not self.family.strip():
             out.append("model family is required")
         if not self.contact.strip() and not self.hf_user.strip():
             out.append("contact (submitter e-mail or Hub user) is required")
         if not self.revision.strip():
             out.append("revision is required (use 'main' if unsure)")
-        if self.link.strip() and not re.match(r"^https?://\S+$", self.link.strip()):
-            out.append(f"link {self.link!r} must be an http(s) URL")
+        elif not _REVISION_RE.match(self.revision.strip()):
+            out.append(
+                f"revision {show(self.revision)} may hold only letters, digits and . _ - / "
+                "(at most 120 characters)"
+            )
+        else:
+            out.extend(path_problems("revision", self.revision.strip()))
+        if self.link.strip() and (
+            not re.match(r"^https?://\S+$", self.link.strip()) or len(self.link.strip()) > 500
+        ):
+            out.append(f"link {show(self.link)} must be an http(s) URL (at most 500 characters)")
+        for name in ("model_name", "family", "contact", "revision", "link", "license"):
+            value = getattr(self, name)
+            bad = control_characters(value)
+            if bad:
+                out.append(f"{name.replace('_', ' ')} holds control character(s) {', '.join(bad)}")
+            elif len(value) > MAX_FIELD_CHARS:
+                out.append(
+                    f"{name.replace('_', ' ')} has {len(value):,} characters; the limit is {MAX_FIELD_CHARS}"
+                )
         return out
 
 
@@ -72,6 +160,8 @@ class ValidatedUpload:
     records: list[dict[str, Any]]
     n_with_self_audit: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: Degenerate-submission findings (:mod:`mirage_bench.leaderboard.integrity`); empty when clean.
+    flags: list[str] = field(default_factory=list)
 
 
 def expected_pairs() -> set[tuple[str, str]]:
@@ -123,7 +213,10 @@ def validate_responses_bytes(
     seen: dict[tuple[str, str], int] = {}
     n_audit = 0
     max_lines = len(pairs) * 2 + 10
-    lines = text.splitlines()
+    # split on newlines only: str.splitlines() also breaks at U+2028, U+0085 ... inside JSON strings
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
     if len(lines) > max_lines:
         raise SubmissionError(
             [f"the file has {len(lines):,} lines; at most {len(pairs):,} responses are expected"]
@@ -135,6 +228,12 @@ def validate_responses_bytes(
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
             problems.append(f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except RecursionError:
+            problems.append(f"line {lineno}: JSON nested too deeply (more than the parser's depth limit)")
+            continue
+        except (ValueError, TypeError, OverflowError) as exc:  # e.g. a number literal too long to read
+            problems.append(f"line {lineno}: not readable JSON ({show(str(exc))})")
             continue
         if not isinstance(obj, dict):
             problems.append(f"line {lineno}: expected a JSON object, got {type(obj).__name__}")
@@ -148,12 +247,23 @@ def validate_responses_bytes(
         if line_problems:
             problems.extend(line_problems)
             continue
+        bad_chars = _control_in(obj)
+        if bad_chars:
+            field_name, codes = bad_chars
+            problems.append(
+                f"line {lineno}: field {field_name!r} holds control character(s) {', '.join(codes)} "
+                "(only tab, newline and carriage return are allowed)"
+            )
+            continue
+        if _depth(obj) > MAX_JSON_DEPTH:
+            problems.append(f"line {lineno}: JSON nested more than {MAX_JSON_DEPTH} levels deep")
+            continue
         status = obj.get("status", "ok")
         if status != "ok":
-            why = f" ({obj.get('error')})" if obj.get("error") else ""
+            why = f" ({show(str(obj.get('error')))})" if obj.get("error") else ""
             problems.append(
-                f"line {lineno}: response for ({obj['persona_id']}, {obj['task_id']}) has status "
-                f"{status!r}{why}; rerun it before submitting"
+                f"line {lineno}: response for ({show(obj['persona_id'])}, {show(obj['task_id'])}) has "
+                f"status {show(status)}{why}; rerun it before submitting"
             )
             continue
         if not obj["response"].strip():
@@ -165,7 +275,9 @@ def validate_responses_bytes(
             )
         key = (obj["persona_id"], obj["task_id"])
         if key not in pairs:
-            problems.append(f"line {lineno}: unknown (persona_id, task_id) pair {key!r}")
+            problems.append(
+                f"line {lineno}: unknown (persona_id, task_id) pair ({show(key[0])}, {show(key[1])})"
+            )
         elif key in seen:
             problems.append(
                 f"line {lineno}: duplicate (persona_id, task_id) pair {key!r} (first on line {seen[key]})"
@@ -186,11 +298,58 @@ def validate_responses_bytes(
     if missing:
         problems.append(f"missing {len(missing)} (persona, task) pair(s), e.g. {missing[0]!r}")
     if problems:
-        if len(problems) > MAX_ERRORS_SHOWN:
-            extra = len(problems) - MAX_ERRORS_SHOWN
-            problems = problems[:MAX_ERRORS_SHOWN] + [f"... and {extra} more problem(s)"]
-        raise SubmissionError(problems)
-    return ValidatedUpload(records=records, n_with_self_audit=n_audit)
+        raise limited_error(problems)
+    from mirage_bench.leaderboard.integrity import degenerate_flags
+
+    return ValidatedUpload(records=records, n_with_self_audit=n_audit, flags=degenerate_flags(records))
+
+
+def limited_error(problems: list[str], limit: int = MAX_ERRORS_SHOWN) -> SubmissionError:
+    """A :class:`SubmissionError` listing at most ``limit`` problems, its ``total`` the real count.
+
+    >>> err = limited_error([f"p{i}" for i in range(900)])
+    >>> err.header, err.problems[-1]
+    ('900 problems (showing the first 50)', '... and 850 more problem(s)')
+    """
+    total = len(problems)
+    if total > limit:
+        problems = problems[:limit] + [f"... and {total - limit} more problem(s)"]
+    return SubmissionError(problems, total=total)
+
+
+#: Deepest nesting accepted in one line (a self-audit is 4 levels deep).
+MAX_JSON_DEPTH = 20
+
+
+def _depth(value: Any, level: int = 1) -> int:
+    """Nesting depth of a parsed JSON value (iterative: never recurses)."""
+    deepest, stack = level, [(value, level)]
+    while stack:
+        item, lv = stack.pop()
+        deepest = max(deepest, lv)
+        if isinstance(item, dict):
+            stack.extend((v, lv + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, lv + 1) for v in item)
+    return deepest
+
+
+def _control_in(obj: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """The first field (top-level name) whose text, or any string nested in it, has a control character."""
+    for name, value in obj.items():
+        stack = [name, value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                codes = control_characters(item)
+                if codes:
+                    return (name if len(name) <= 40 else name[:39] + "…"), codes
+            elif isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    return None
 
 
 def _check_self_audit(audit: Any) -> str:
@@ -207,5 +366,5 @@ def _check_self_audit(audit: Any) -> str:
         if not isinstance(claim, dict) or not isinstance(claim.get("claim"), str):
             return f"claim {i}: expected an object with a string 'claim'"
         if claim.get("category") not in valid:
-            return f"claim {i}: category {claim.get('category')!r} is not one of {sorted(valid)}"
+            return f"claim {i}: category {show(claim.get('category'))} is not one of {sorted(valid)}"
     return ""

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from filelock import FileLock
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from mirage_bench.leaderboard.checks import (
     MAX_RESPONSE_CHARS,
@@ -39,6 +39,7 @@ from mirage_bench.leaderboard.checks import (
     SubmissionError,
     ValidatedUpload,
     expected_pairs,
+    show,
     validate_responses_bytes,
 )
 from mirage_bench.types import SCHEMA_VERSION
@@ -78,6 +79,9 @@ class SubmissionRequest(BaseModel):
     reason: str = ""
     judge: str | None = None
     smoke_test: bool | None = None
+    #: Integrity findings (degenerate text at validation, injection attempts after judging); empty
+    #: when clean. A flagged submission is judged, but its row stays off the default ranked view.
+    flags: list[str] = Field(default_factory=list)
     n_responses: int = 0
     progress_done: int = 0
     progress_total: int = 0
@@ -86,8 +90,6 @@ class SubmissionRequest(BaseModel):
     #: Measured judging rate of the current run (verdicts per minute) and the time left at that rate.
     rate_per_min: float | None = None
     eta_s: float | None = None
-    #: Findings about the submission (e.g. degenerate text, injection attempts); empty when clean.
-    flags: list[str] = []
     submitted_at: str
     started_at: str | None = None
     finished_at: str | None = None
@@ -269,21 +271,29 @@ class SubmissionStore:
     ) -> SubmissionRequest:
         """Validate an uploaded responses file and queue it (PENDING); raise :class:`SubmissionError`."""
         problems = meta.problems()
+        total = len(problems)
         try:
             upload = validate_responses_bytes(data, pairs=pairs)
         except SubmissionError as exc:
             problems.extend(exc.problems)
+            total += exc.total
             upload = None
         if problems or upload is None:
-            raise SubmissionError(problems)
+            raise SubmissionError(problems, total=total)
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in upload.records)
-        return self._enqueue(meta, "file", n_responses=len(upload.records), upload_text=text)
+        return self._enqueue(
+            meta, "file", n_responses=len(upload.records), upload_text=text, flags=list(upload.flags)
+        )
 
     def submit_endpoint(self, base_url: str, endpoint_model: str, meta: Metadata) -> SubmissionRequest:
         """Queue an OpenAI-compatible endpoint (the worker generates the responses, then judges them)."""
         problems = meta.problems() + endpoint_url_problems(base_url)
         if not endpoint_model.strip():
             problems.append("endpoint model id is required")
+        elif len(endpoint_model) > 200 or any(c.isspace() for c in endpoint_model.strip()):
+            problems.append(
+                f"endpoint model id {show(endpoint_model)} must be one word of at most 200 characters"
+            )
         if problems:
             raise SubmissionError(problems)
         return self._enqueue(
@@ -466,7 +476,7 @@ def endpoint_url_problems(base_url: str) -> list[str]:
 
     url = base_url.strip()
     if not re.match(r"^https?://[^\s/]+", url) or any(c.isspace() for c in url):
-        return [f"endpoint URL {base_url!r} must start with http:// or https:// and hold no spaces"]
+        return [f"endpoint URL {show(base_url)} must start with http:// or https:// and hold no spaces"]
     parts = urlsplit(url)
     if parts.username or parts.password or parts.query or parts.fragment or "@" in parts.netloc:
         return [

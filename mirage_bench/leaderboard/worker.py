@@ -530,10 +530,19 @@ class Worker:
             submission_id=sid,
             link=request.link,
         )
-        row = measured_row(claims, responses, meta)
+        from mirage_bench.leaderboard.integrity import submission_flags
+
+        flags = submission_flags(responses, judgments)
+        if claims.empty:  # Eq. 1 has no value: a submission that says nothing about the user is not ranked
+            found = f" (integrity flags: {'; '.join(flags)})" if flags else ""
+            self.store.update(sid, flags=flags)
+            raise RuntimeError(
+                f"the judge found no claim about the user in any of the {len(ok)} judged responses: a "
+                f"submission that does not personalize has no OI to rank{found}"
+            )
+        row = measured_row(claims, responses, meta, n_judged=len(ok), flags=flags)
         row["parse_failures"] = sum(j.status == "parse_failure" for j in failed)
         row["call_failures"] = sum(j.status == "call_failure" for j in failed)
-        row["flags"] = list(self.store.get(sid).flags)
         write_row(run_dir / "leaderboard_row.json", row)
         notes = [smoke_note(self.judge)] if self.store.get(sid).smoke_test else []
         if failed:
@@ -545,6 +554,7 @@ class Worker:
             finished_at=utc_now(),
             reason=note,
             progress_done=len(judgments),
+            flags=flags,
             phase="",
             eta_s=None,
         )
