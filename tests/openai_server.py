@@ -21,7 +21,7 @@ Every API request (chat, messages, embeddings, models) is counted in ``request_c
 server in its own process (``python tests/openai_server.py``), the same controls are HTTP
 endpoints: ``POST /_control/fail`` (``{"status", "count", "retry_after", "message"}``),
 ``POST /_control/malformed`` (``{"count"}``), ``POST /_control/reset`` and ``GET /_control/stats``
-(``{"request_count", "chat_requests", "errors_sent"}``).
+(``{"request_count", "chat_requests", "errors_sent", "response_formats"}``).
 
 It also serves ``POST /v1/embeddings`` (deterministic vectors of ``embedding_dim`` floats per input
 text, a function of the text alone; same faults and latency), for embedding clients.
@@ -155,9 +155,11 @@ class FakeOpenAIServer:
         action = request.match_info["action"]
         if action == "stats":
             with self._lock:
+                formats = [(b.get("response_format") or {}).get("type") for b in self.requests]
                 return web.json_response({"request_count": self.request_count,
                                           "chat_requests": len(self.requests),
-                                          "errors_sent": list(self.errors_sent)})
+                                          "errors_sent": list(self.errors_sent),
+                                          "response_formats": formats})
         body = await request.json() if request.can_read_body else {}
         if action == "fail":
             self.fail_next(int(body["status"]), count=int(body.get("count", 1)),
