@@ -137,11 +137,17 @@ class OpenAIBackend(FlaggedRetry):
         """
         import openai
 
-        with sdk_errors(openai, "openai"):
-            if self.base_url is None:
+        if self.base_url is None:
+            with sdk_errors(openai, "openai"):
                 await self.sdk.get().models.retrieve(self.model)
-            else:
+            return
+        try:
+            with sdk_errors(openai, "openai"):
                 await self.sdk.get().models.list()
+        except BackendError as exc:
+            if exc.status_code in (404, 405, 501):  # a server without the models route: the key is unchecked
+                return
+            raise
 
     def _response_format(self, schema: dict[str, Any], mode: StructuredMode) -> dict[str, Any] | None:
         if mode == "none":
