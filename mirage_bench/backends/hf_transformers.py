@@ -27,6 +27,7 @@ instead of running on behind the retries.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 from pathlib import Path
@@ -170,13 +171,20 @@ class TransformersBackend(FlaggedRetry):
         import os
         import shutil
 
+        from safetensors.torch import save_model
+
         partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            model.save_pretrained(str(partial))
+            partial.mkdir(parents=True, exist_ok=True)
+            # save_pretrained refuses a GGUF-loaded model ("quantized with gguf"); its weights are
+            # plain float32 tensors by now, so the state dict is written directly (tied weights once)
+            save_model(model, str(partial / "model.safetensors"), metadata={"format": "pt"})
+            config = model.config.to_dict()
+            config.pop("quantization_config", None)
+            (partial / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
             tokenizer.save_pretrained(str(partial))
             os.replace(partial, target)
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - a cache that cannot be written costs time, not results
             logger.warning("could not keep a converted copy at %s: %s", target, exc)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
