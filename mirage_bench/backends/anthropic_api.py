@@ -18,9 +18,41 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mirage_bench.backends._common import FlaggedRetry, LoopBoundClient, messages_payload, sdk_errors
+from mirage_bench.backends._common import (
+    FlaggedRetry,
+    LoopBoundClient,
+    count_extra_request,
+    messages_payload,
+    sdk_errors,
+)
 from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
 from mirage_bench.types import Message
+
+#: JSON-schema keywords Anthropic's structured output refuses with a 400 (numeric, string-length and
+#: array bounds): dropped from the schema sent, as the official SDKs do; the parser still validates.
+UNSUPPORTED_SCHEMA_KEYWORDS: frozenset[str] = frozenset({
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+    "maxItems", "uniqueItems", "minProperties", "maxProperties",
+})
+
+
+def anthropic_schema(schema: Any) -> Any:
+    """``schema`` without the keywords Anthropic refuses (``minItems`` above 1 dropped too).
+
+    >>> anthropic_schema({"type": "array", "maxItems": 60, "minItems": 1,
+    ...                   "items": {"type": "string", "maxLength": 400}})
+    {'type': 'array', 'minItems': 1, 'items': {'type': 'string'}}
+    """
+    if isinstance(schema, list):
+        return [anthropic_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key in UNSUPPORTED_SCHEMA_KEYWORDS or (key == "minItems" and isinstance(value, int) and value > 1):
+            continue
+        out[key] = anthropic_schema(value) if key not in ("enum", "const", "required") else value
+    return out
 
 
 class AnthropicBackend(FlaggedRetry):
@@ -63,8 +95,9 @@ class AnthropicBackend(FlaggedRetry):
             kwargs["system"] = system
         if params.stop:
             kwargs["stop_sequences"] = list(params.stop)
-        if params.json_schema is not None and self._structured:
-            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": params.json_schema}}
+        if params.json_schema is not None and self._structured and params.json_schema.get("type") == "object":
+            kwargs["output_config"] = {"format": {"type": "json_schema",
+                                                  "schema": anthropic_schema(params.json_schema)}}
         extra: dict[str, Any] = {}
         if self.sends_sampling_params:
             extra["temperature"] = params.temperature
@@ -74,6 +107,13 @@ class AnthropicBackend(FlaggedRetry):
             kwargs["extra_body"] = extra
         return kwargs
 
+    async def preflight(self) -> None:
+        """``GET /v1/models/<model>``: a bad key (401) or an unknown model (404) before any real call."""
+        import anthropic
+
+        with sdk_errors(anthropic, "anthropic"):
+            await self.sdk.get().models.retrieve(self.model)
+
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         import anthropic
 
@@ -82,7 +122,9 @@ class AnthropicBackend(FlaggedRetry):
 
     async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
         """One Messages API call, adapting once to a model that rejects sampling params or output_config."""
-        for _ in range(3):
+        for adaptation in range(3):
+            if adaptation:
+                count_extra_request()
             try:
                 response = await self._create(self._request(messages, params))
                 break

@@ -34,7 +34,38 @@ def _package_version() -> str:
 def _is_smoke(spec: str | None, backend: Any) -> bool:
     from mirage_bench.backends.registry import is_smoke_test
 
-    return spec == "local" or (backend is not None and is_smoke_test(backend))
+    local = spec is not None and spec.split(":")[0] == "local"
+    return local or (backend is not None and is_smoke_test(backend))
+
+
+#: Token budgets when none is given: (Task response, self-audit / Probe / Accum, judgment).
+DEFAULT_TOKENS: dict[str, int] = {"max_tokens": 1024, "audit_max_tokens": 2048, "judge_max_tokens": 4096}
+
+
+def with_default_timeout(options: dict[str, Any] | None, *specs: str | None) -> dict[str, Any]:
+    """``options`` with ``timeout_s`` defaulted: 900 s when a backend is the local model, else the client's
+    (120 s)."""
+    out = dict(options or {})
+    if out.get("timeout_s") is None:
+        out.pop("timeout_s", None)
+        if any(spec is not None and spec.split(":")[0] == "local" for spec in specs):
+            from mirage_bench.backends.local import LOCAL_TIMEOUT_S
+
+            out["timeout_s"] = LOCAL_TIMEOUT_S
+    return out
+
+
+def default_tokens(name: str, spec: str | None) -> int:
+    """The default budget ``name`` for a model spec: smaller for the embedded ``local`` model.
+
+    >>> default_tokens("judge_max_tokens", "openai:gpt-4o-mini"), default_tokens("judge_max_tokens", "local")
+    (4096, 800)
+    """
+    if spec is not None and spec.split(":")[0] == "local":
+        from mirage_bench.backends.local import LOCAL_TOKEN_DEFAULTS
+
+        return LOCAL_TOKEN_DEFAULTS[name]
+    return DEFAULT_TOKENS[name]
 
 
 def start_run(
@@ -47,9 +78,9 @@ def start_run(
     concurrency: int = 8,
     out: str | Path | None = None,
     seed: int = 0,
-    max_tokens: int = 1024,
-    audit_max_tokens: int = 2048,
-    judge_max_tokens: int = 4096,
+    max_tokens: int | None = None,
+    audit_max_tokens: int | None = None,
+    judge_max_tokens: int | None = None,
     max_attempts: int = 3,
     retry_failed: bool = True,
     cache_path: str | Path | None = None,
@@ -63,10 +94,17 @@ def start_run(
 
     ``backends`` overrides the backends built from the specs (tests); the specs still name them.
     ``client_options`` are extra :class:`~mirage_bench.client.ClientConfig` fields (e.g. backoff).
+    A token budget left ``None`` takes :func:`default_tokens` for its model (the judge's for
+    ``judge_max_tokens``).
     """
     from mirage_bench.instruments.pipeline import _price
     from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
 
+    max_tokens = default_tokens("max_tokens", model) if max_tokens is None else max_tokens
+    if audit_max_tokens is None:
+        audit_max_tokens = default_tokens("audit_max_tokens", model)
+    if judge_max_tokens is None:
+        judge_max_tokens = default_tokens("judge_max_tokens", judge)
     stage_list = select_stages(stages)
     if ("judge" in stage_list) and not judge:
         raise ValueError("the judge stage needs --judge SPEC")
@@ -127,7 +165,7 @@ def start_run(
         cache_path=cache_path,
         progress=progress,
         prices={"model": _price(model, model_price), "judge": _price(judge, judge_price)},
-        client_options=client_options,
+        client_options=with_default_timeout(client_options, model, judge),
     )
     return run_dir, summary
 
@@ -232,7 +270,7 @@ def judge_file(
     model: str | None = None,
     concurrency: int = 8,
     seed: int = 0,
-    judge_max_tokens: int = 4096,
+    judge_max_tokens: int | None = None,
     max_attempts: int = 3,
     retry_failed: bool = True,
     cache_path: str | Path | None = None,
@@ -247,6 +285,8 @@ def judge_file(
     from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
 
     records = read_responses_file(responses, model)
+    if judge_max_tokens is None:
+        judge_max_tokens = default_tokens("judge_max_tokens", judge)
     name = records[0].model
     persona_ids = sorted({r.persona_id for r in records})
     task_ids = sorted({r.task_id for r in records})
@@ -287,6 +327,6 @@ def judge_file(
         progress=progress,
         prices={"judge": _price(judge, judge_price)},
         responses_to_seed=records,
-        client_options=client_options,
+        client_options=with_default_timeout(client_options, judge),
     )
     return run_dir, summary
