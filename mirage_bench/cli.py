@@ -19,7 +19,7 @@ app = typer.Typer(
 )
 
 #: Modules under ``mirage_bench.commands`` that add commands to :data:`app`.
-COMMAND_MODULES: tuple[str, ...] = ("prompts", "personas", "engine", "dataset", "space", "reward")
+COMMAND_MODULES: tuple[str, ...] = ("prompts", "personas", "engine", "dataset", "space", "reward", "judges")
 
 for _name in COMMAND_MODULES:
     _module = importlib.import_module(f"mirage_bench.commands.{_name}")

@@ -76,6 +76,8 @@ TEMPLATE_PROVENANCE: dict[str, str] = {
     "accum_update": "verbatim, Appendix G.7",
     "accum_update_prune_control": "package wording (the free-pruning control G.7 leaves to future work)",
     "persona_generation": "verbatim, Appendix G.8",
+    "judge_claim_system": "package wording (fixed-claim judging: the H.1 annotator's input, no extraction)",
+    "judge_claim_user": "package wording (fixed-claim judging: the H.1 annotator's input, no extraction)",
 }
 
 
