@@ -111,6 +111,8 @@ class RunManifest(RunIdentity):
     usage: dict[str, dict[str, int]] = Field(default_factory=dict)
     cost_estimate_usd: float | None = None
     sessions: int = 0
+    #: The judge configuration used (``{"config": {...}, "sha256": ...}``), when a judge ran.
+    judge_config: dict[str, Any] | None = None
 
     def identity(self) -> RunIdentity:
         """The identity part of this manifest."""

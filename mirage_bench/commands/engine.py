@@ -15,9 +15,25 @@ Out = Annotated[
 ]
 Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight per backend.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed passed to every call (part of the cache key).")]
-JudgeMaxTokens = Annotated[int, typer.Option("--judge-max-tokens", min=1, help="Max tokens of a judgment.")]
+JudgeMaxTokens = Annotated[
+    int | None,
+    typer.Option("--judge-max-tokens", min=1, help="Max tokens of a judgment (default: the judge config's)."),
+]
 ParseAttempts = Annotated[
-    int, typer.Option("--parse-attempts", min=1, help="Calls per JSON answer before parse_failure.")
+    int | None,
+    typer.Option(
+        "--parse-attempts",
+        min=1,
+        help="Calls per JSON answer before parse_failure (default 3; the judge: its config's).",
+    ),
+]
+JudgeConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-config",
+        help="Judge config: a bundled name (paper, local, ...; 'mirage-bench judges list') or a YAML "
+        "file. Default when --judge is given: paper's settings with that spec.",
+    ),
 ]
 CachePath = Annotated[
     Path | None, typer.Option("--cache", help="Response cache file (default: <run dir>/cache.sqlite).")
@@ -74,7 +90,10 @@ def run_command(
     model: str = typer.Option(
         ..., "--model", help="Model spec under test (openai:..., anthropic:..., local, scripted...)."
     ),
-    judge: str = typer.Option(None, "--judge", help="Judge model spec (needed by the judge stage)."),
+    judge: str = typer.Option(
+        None, "--judge", help="Judge model spec (the judge stage needs it or --judge-config)."
+    ),
+    judge_config: JudgeConfigOption = None,
     personas: str = typer.Option(
         "all", "--personas", help="'all', a count N (first N), or comma-separated ids."
     ),
@@ -89,8 +108,8 @@ def run_command(
     audit_max_tokens: int = typer.Option(
         2048, "--audit-max-tokens", min=1, help="Max tokens of a self-audit / Probe / Accum answer."
     ),
-    judge_max_tokens: JudgeMaxTokens = 4096,
-    max_attempts: ParseAttempts = 3,
+    judge_max_tokens: JudgeMaxTokens = None,
+    max_attempts: ParseAttempts = None,
     retry_failed: bool = typer.Option(
         True, "--retry-failed/--keep-failed", help="On resume, retry records that failed with a call failure."
     ),
@@ -112,6 +131,7 @@ def run_command(
         report="judge" in stages,
         model=model,
         judge=judge,
+        judge_config=judge_config,
         personas=personas,
         tasks=tasks,
         stages=stages,
@@ -139,13 +159,14 @@ def judge_command(
         dir_okay=False,
         help="JSONL: persona_id, task_id, response[, self_audit][, model].",
     ),
-    judge: str = typer.Option(..., "--judge", help="Judge model spec."),
+    judge: str = typer.Option(None, "--judge", help="Judge model spec (or use --judge-config)."),
+    judge_config: JudgeConfigOption = None,
     out: Out = None,
     model: str = typer.Option(None, "--model", help="Name of the model that wrote the responses."),
     concurrency: Concurrency = 8,
     seed: Seed = 0,
-    judge_max_tokens: JudgeMaxTokens = 4096,
-    max_attempts: ParseAttempts = 3,
+    judge_max_tokens: JudgeMaxTokens = None,
+    max_attempts: ParseAttempts = None,
     cache: CachePath = None,
     judge_price: JudgePrice = None,
     progress: ShowProgress = True,
@@ -161,6 +182,7 @@ def judge_command(
         report=True,
         responses=responses,
         judge=judge,
+        judge_config=judge_config,
         out=out,
         model=model,
         concurrency=concurrency,

@@ -40,7 +40,8 @@ def _is_smoke(spec: str | None, backend: Any) -> bool:
 def start_run(
     *,
     model: str,
-    judge: str | None,
+    judge: str | None = None,
+    judge_config: Any = None,
     personas: str = "all",
     tasks: str = "all",
     stages: str = "task,judge",
@@ -49,8 +50,8 @@ def start_run(
     seed: int = 0,
     max_tokens: int = 1024,
     audit_max_tokens: int = 2048,
-    judge_max_tokens: int = 4096,
-    max_attempts: int = 3,
+    judge_max_tokens: int | None = None,
+    max_attempts: int | None = None,
     retry_failed: bool = True,
     cache_path: str | Path | None = None,
     model_price: tuple[float, float] | None = None,
@@ -61,23 +62,35 @@ def start_run(
 ) -> tuple[Path, dict[str, Any]]:
     """Run (or continue) a benchmark run; returns the run directory and its summary.
 
+    ``judge_config`` names the judge (:func:`~mirage_bench.judges.config.effective_judge_config`:
+    a bundled name, a YAML path or a config; ``judge`` overrides its spec, ``judge_max_tokens`` and
+    ``max_attempts`` its values when given).
     ``backends`` overrides the backends built from the specs (tests); the specs still name them.
     ``client_options`` are extra :class:`~mirage_bench.client.ClientConfig` fields (e.g. backoff).
     """
     from mirage_bench.instruments.pipeline import _price
+    from mirage_bench.judges.config import effective_judge_config
     from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
 
     stage_list = select_stages(stages)
-    if ("judge" in stage_list) and not judge:
-        raise ValueError("the judge stage needs --judge SPEC")
+    config = effective_judge_config(
+        judge_config, judge, max_tokens=judge_max_tokens, parse_attempts=max_attempts
+    )
+    if ("judge" in stage_list) and config is None:
+        raise ValueError("the judge stage needs --judge SPEC or --judge-config NAME|FILE")
+    judge = config.spec if config is not None else None
+    judge_max_tokens = config.max_tokens if config is not None else (judge_max_tokens or 4096)
+    max_attempts = max_attempts or 3
     persona_list = select_personas(personas)
     task_list = select_tasks(tasks)
-    settings_dict = {
+    settings_dict: dict[str, Any] = {
         "max_tokens": max_tokens,
         "audit_max_tokens": audit_max_tokens,
         "judge_max_tokens": judge_max_tokens,
         "max_attempts": max_attempts,
     }
+    if config is not None:
+        settings_dict |= {"judge_config": config.name, "judge_config_sha256": config.sha256}
     identity = RunIdentity(
         package_version=_package_version(),
         model=model,
@@ -115,6 +128,7 @@ def start_run(
         retry_failed=retry_failed,
         smoke_test=_is_smoke(model, model_backend) or _is_smoke(judge, judge_backend),
         accum_scripts=scripts,
+        judge_config=config,
     )
     run_dir = Path(out) if out else default_run_dir(identity)
     summary = run_session(
@@ -227,13 +241,14 @@ def read_responses_file(path: str | Path, model: str | None = None) -> list[Resp
 def judge_file(
     *,
     responses: str | Path,
-    judge: str,
+    judge: str | None = None,
+    judge_config: Any = None,
     out: str | Path | None = None,
     model: str | None = None,
     concurrency: int = 8,
     seed: int = 0,
-    judge_max_tokens: int = 4096,
-    max_attempts: int = 3,
+    judge_max_tokens: int | None = None,
+    max_attempts: int | None = None,
     retry_failed: bool = True,
     cache_path: str | Path | None = None,
     judge_price: tuple[float, float] | None = None,
@@ -241,11 +256,21 @@ def judge_file(
     judge_backend: Any = None,
     client_options: dict[str, Any] | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """Judge a responses file produced elsewhere into a run directory; returns it and its summary."""
+    """Judge a responses file produced elsewhere into a run directory; returns it and its summary.
+
+    The judge is ``judge_config`` (default: the paper's) with ``judge`` as its spec when given.
+    """
     from mirage_bench.instruments.pipeline import _price
+    from mirage_bench.judges.config import effective_judge_config
     from mirage_bench.personas import get_persona
     from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
 
+    config = effective_judge_config(
+        judge_config, judge, max_tokens=judge_max_tokens, parse_attempts=max_attempts
+    )
+    if config is None:
+        raise ValueError("judging needs --judge SPEC or --judge-config NAME|FILE")
+    judge, judge_max_tokens, max_attempts = config.spec, config.max_tokens, max_attempts or 3
     records = read_responses_file(responses, model)
     name = records[0].model
     persona_ids = sorted({r.persona_id for r in records})
@@ -258,7 +283,12 @@ def judge_file(
         tasks=task_ids,
         stages=["judge"],
         seed=seed,
-        settings={"judge_max_tokens": judge_max_tokens, "max_attempts": max_attempts},
+        settings={
+            "judge_max_tokens": judge_max_tokens,
+            "max_attempts": max_attempts,
+            "judge_config": config.name,
+            "judge_config_sha256": config.sha256,
+        },
         prompt_sha256=prompt_shas(templates_for(["judge"], task_ids)),
         responses_sha256=hashlib.sha256(Path(responses).read_bytes()).hexdigest(),
     )
@@ -274,6 +304,7 @@ def judge_file(
         max_attempts=max_attempts,
         retry_failed=retry_failed,
         smoke_test=_is_smoke(judge, backend),
+        judge_config=config,
     )
     run_dir = Path(out) if out else default_run_dir(identity)
     summary = run_session(

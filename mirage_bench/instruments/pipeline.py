@@ -40,6 +40,8 @@ class RunSettings:
     retry_failed: bool = True
     smoke_test: bool = False
     accum_scripts: Sequence[Any] = field(default_factory=tuple)
+    #: The judge's :class:`~mirage_bench.judges.config.JudgeConfig` (None: the G.2 defaults).
+    judge_config: Any = None
 
 
 class _Progress:
@@ -143,7 +145,7 @@ async def execute(
                 assert judge_client is not None and s.judge_name is not None
                 judgment = await judge_response(
                     judge_client, rec, persona, judge_name=s.judge_name, max_tokens=s.judge_max_tokens,
-                    **common,
+                    config=s.judge_config, **common,
                 )
                 await record("judgments", judgment)
         bars.advance("judge")
@@ -159,7 +161,7 @@ async def execute(
         return unit("probe", (persona.persona_id,), lambda: run_probe(
             model_client, persona, model_name=s.model_name, judge_client=judge_client,
             judge_name=s.judge_name, max_tokens=s.audit_max_tokens, judge_max_tokens=s.judge_max_tokens,
-            **common,
+            judge_config=s.judge_config, **common,
         ))
 
     def accum(persona: Persona, script: Any, condition: str) -> Awaitable[None]:
@@ -309,6 +311,8 @@ def run_session(
     run.path.mkdir(parents=True, exist_ok=True)
     with run.lock():
         manifest = run.open(identity, smoke_test=settings.smoke_test)
+        if settings.judge_config is not None:
+            manifest.judge_config = settings.judge_config.manifest_entry()
         if responses_to_seed:
             store = run.store("responses")
             have = store.read()

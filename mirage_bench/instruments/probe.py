@@ -7,7 +7,7 @@ rate*, the share of claims whose accuracy is INCORRECT (the paper reports 0.7%-4
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mirage_bench.backends.base import GenerateParams
 from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse
@@ -50,6 +50,7 @@ async def run_probe(
     judge_max_tokens: int = 4096,
     max_attempts: int = 3,
     smoke_test: bool = False,
+    judge_config: Any = None,
 ) -> ProbeRecord:
     """Ask the Probe question, parse ``[{claim, type, reasoning}]``, and have the judge label it."""
     from mirage_bench.instruments.common import template
@@ -83,6 +84,7 @@ async def run_probe(
             seed=seed,
             max_tokens=judge_max_tokens,
             max_attempts=max_attempts,
+            config=judge_config,
         )
         record.judgment = judgment
         if judgment.status == "ok" and judgment.claims:

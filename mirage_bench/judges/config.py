@@ -206,3 +206,33 @@ def load_judge_config(name_or_file: str | Path | None = None) -> JudgeConfig:
         raise JudgeConfigError(f"judge config {path}: {where}: {first['msg']}") from exc
     config.check_templates()
     return config
+
+
+def effective_judge_config(
+    judge_config: str | Path | JudgeConfig | None,
+    spec: str | None,
+    *,
+    max_tokens: int | None = None,
+    parse_attempts: int | None = None,
+) -> JudgeConfig | None:
+    """The judge a run uses: ``judge_config`` (default: the paper's) with the command line's overrides.
+
+    ``spec`` (``--judge``) replaces the config's model spec; ``max_tokens`` (``--judge-max-tokens``)
+    and ``parse_attempts`` (``--parse-attempts``) replace its values when given. Returns ``None``
+    when neither a config nor a spec is named (a run without a judge).
+
+    >>> effective_judge_config(None, "scripted", max_tokens=99).max_tokens
+    99
+    >>> effective_judge_config(None, None) is None
+    True
+    """
+    if judge_config is None and not spec:
+        return None
+    config = judge_config if isinstance(judge_config, JudgeConfig) else load_judge_config(judge_config)
+    config = config.with_spec(spec)
+    update: dict[str, Any] = {}
+    if max_tokens is not None and max_tokens != config.max_tokens:
+        update["max_tokens"] = max_tokens
+    if parse_attempts is not None and parse_attempts != config.parse_attempts:
+        update["parse_attempts"] = parse_attempts
+    return config.model_validate({**config.model_dump(), **update}) if update else config
