@@ -41,9 +41,9 @@ def _endpoint_rows(tmp: Path) -> list[tuple[str, float, str]]:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from mirage_bench.endpoint_check import check_endpoint
-    from mirage_bench.submissions import Metadata, SubmissionStore
-    from mirage_bench.worker import Worker
+    from mirage_bench.leaderboard.endpoint_check import check_endpoint
+    from mirage_bench.leaderboard.store import Metadata, SubmissionStore
+    from mirage_bench.leaderboard.worker import Worker
     from tests.browser.helpers import fake_endpoint
 
     rows: list[tuple[str, float, str]] = []
@@ -79,11 +79,11 @@ def _endpoint_rows(tmp: Path) -> list[tuple[str, float, str]]:
 
 def main() -> None:
     """Run every measurement once and print the table."""
-    from mirage_bench import leaderboard as lb
+    from mirage_bench.leaderboard import board as lb
+    from mirage_bench.leaderboard.store import Metadata, SubmissionStore, validate_responses_bytes
+    from mirage_bench.leaderboard.worker import Worker
     from mirage_bench.reported import PAPER_JUDGE
     from mirage_bench.runs import load_claims
-    from mirage_bench.submissions import Metadata, SubmissionStore, validate_responses_bytes
-    from mirage_bench.worker import Worker
 
     rows: list[tuple[str, float, str]] = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from mirage_bench.submissions import SubmissionStore, write_jsonl
+from mirage_bench.leaderboard.store import SubmissionStore, write_jsonl
 from mirage_bench.types import LABELS, Label
 
 #: Short definitions shown on the four buttons (A-D), in G, R, S, F order.

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mirage_bench.leaderboard import TASK_ORDER, TASK_TITLES
+from mirage_bench.leaderboard.board import TASK_ORDER, TASK_TITLES
 
 
 def _figure(width: float = 6.4, height: float = 4.0) -> tuple[Any, Any]:

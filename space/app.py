@@ -82,8 +82,8 @@ TABS = (
 
 def build_context(config: SpaceConfig | None = None) -> tabs_board.Context:
     """What the tabs read: the store, extra run directories and the judge (resolved as the worker does)."""
-    from mirage_bench.submissions import SubmissionStore
-    from mirage_bench.worker import resolve_judge
+    from mirage_bench.leaderboard.store import SubmissionStore
+    from mirage_bench.leaderboard.worker import resolve_judge
 
     config = config or SpaceConfig()
     return tabs_board.Context(
@@ -131,7 +131,7 @@ def launch(
     Returns ``(demo, worker)``; with ``block=False`` the server runs in a background thread and the
     caller stops it with ``demo.close()`` and ``worker.stop()``.
     """
-    from mirage_bench.worker import Worker
+    from mirage_bench.leaderboard.worker import Worker
 
     config = config or SpaceConfig()
     demo = build_app(config)

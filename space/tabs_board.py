@@ -1,4 +1,4 @@
-"""Leaderboard and Plots tabs of the Space (UI only; the numbers come from mirage_bench.leaderboard)."""
+"""Leaderboard and Plots tabs of the Space (UI only; the numbers come from mirage_bench.leaderboard.board)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from mirage_bench import leaderboard as lb
-from mirage_bench.submissions import SubmissionStore
+from mirage_bench.leaderboard import board as lb
+from mirage_bench.leaderboard.store import SubmissionStore
 
 ALL_JUDGES = "(all judges: not ranked against each other)"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from mirage_bench.submissions import Metadata, SubmissionError
+from mirage_bench.leaderboard.store import Metadata, SubmissionError
 from space.tabs_board import Context
 
 #: Queue table columns, the ones a submitter looks for first.

@@ -29,7 +29,7 @@ class Served:
         self.url, self.store_root, self.demo, self.worker = url, store_root, demo, worker
 
     def store(self) -> Any:
-        from mirage_bench.submissions import SubmissionStore
+        from mirage_bench.leaderboard.store import SubmissionStore
 
         return SubmissionStore(self.store_root)
 
@@ -88,7 +88,7 @@ def test_first_run_empty_states_say_what_to_do(tmp_path: Path, monkeypatch: pyte
     import pandas as pd
 
     from mirage_bench import browse
-    from mirage_bench.submissions import Metadata, Status
+    from mirage_bench.leaderboard.store import Metadata, Status
     from space import tabs_submit
     from space.app import SpaceConfig, build_app, build_context
 
@@ -153,7 +153,7 @@ def test_api_malformed_file_lists_errors_and_queues_nothing(served: Served, clie
 def test_api_submission_is_judged_and_ranked(served: Served, client: Any, tmp_path: Path) -> None:
     from gradio_client import handle_file
 
-    from mirage_bench.leaderboard import load_board
+    from mirage_bench.leaderboard.board import load_board
 
     path = helpers.responses_file(tmp_path / "responses.jsonl")
     message, queue = client.predict(
@@ -177,7 +177,7 @@ def test_api_endpoint_submission_goes_pending_running_finished(
     served: Served, client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Path (b): the real local OpenAI-compatible server is the submitted endpoint."""
-    from mirage_bench.leaderboard import load_board
+    from mirage_bench.leaderboard.board import load_board
 
     secret = "sk-space-own-secret-0123456789"
     monkeypatch.setenv("OPENAI_API_KEY", secret)  # the Space's own key: must never reach the endpoint
@@ -337,7 +337,7 @@ def test_browser_submission_goes_pending_to_finished_and_row_appears(
     _tab(page, "Leaderboard")
     page.locator("#lb-refresh").click()
     # the simulated judge's rows are smoke-test rows: hidden from the default view until asked for
-    from mirage_bench.leaderboard import board_view, load_board
+    from mirage_bench.leaderboard.board import board_view, load_board
 
     board = load_board(served.store_root)
     assert "ui/model-two" not in set(board_view(board, judge="scripted")["Model"])

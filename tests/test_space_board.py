@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from mirage_bench import browse
-from mirage_bench import leaderboard as lb
 from mirage_bench.cli import app
+from mirage_bench.leaderboard import board as lb
 from mirage_bench.reported import PAPER_JUDGE, TABLE10_TASKS
 
 
@@ -58,7 +58,7 @@ def test_an_unreadable_row_file_is_logged_not_silently_dropped(
     torn = tmp_path / "results" / "m_torn" / "leaderboard_row.json"
     torn.parent.mkdir(parents=True)
     torn.write_text('{"model": "m/torn", "oi_pct"')
-    with caplog.at_level("WARNING", logger="mirage_bench.leaderboard"):
+    with caplog.at_level("WARNING", logger="mirage_bench.leaderboard.board"):
         board = lb.load_board(tmp_path)
     assert "m/real" in set(board["model"]) and "m/torn" not in set(board["model"])
     assert torn.exists() and str(torn) in caplog.text and "not shown" in caplog.text

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mirage_bench.submissions import (
+from mirage_bench.leaderboard.store import (
     Metadata,
     Status,
     SubmissionError,
@@ -185,7 +185,7 @@ def test_an_unreadable_request_is_logged_not_silently_skipped(
     sid = store.submit_file(responses_bytes(), meta(), pairs=PAIRS).submission_id
     bad = tmp_path / "requests" / "broken.json"
     bad.write_text('{"submission_id": "broken"')
-    with caplog.at_level("WARNING", logger="mirage_bench.submissions"):
+    with caplog.at_level("WARNING", logger="mirage_bench.leaderboard.store"):
         listed = store.list_requests()
     assert [r.submission_id for r in listed] == [sid]
     assert bad.exists() and str(bad) in caplog.text and "skipped" in caplog.text

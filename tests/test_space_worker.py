@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mirage_bench.submissions import Metadata, Status, SubmissionStore
-from mirage_bench.worker import Worker, redact
+from mirage_bench.leaderboard.store import Metadata, Status, SubmissionStore
+from mirage_bench.leaderboard.worker import Worker, redact
 
 _spec = importlib.util.spec_from_file_location(
     "space_helpers", Path(__file__).parent / "browser" / "helpers.py"
@@ -214,7 +214,7 @@ def test_stopping_the_worker_mid_generation_stops_it_and_keeps_the_submission(tm
 
 
 def test_endpoint_urls_with_credentials_are_refused(tmp_path: Path) -> None:
-    from mirage_bench.submissions import SubmissionError
+    from mirage_bench.leaderboard.store import SubmissionError
 
     store = SubmissionStore(tmp_path / "store")
     for url in ("https://user:pw@host/v1", "https://host/v1?api_key=sk-abcdefghijkl", "ftp://host/v1", ""):
@@ -294,7 +294,7 @@ def test_hub_sync_failure_is_logged_and_never_stops_the_worker(
     first, second = _submit(root, tmp_path, "fx/one"), _submit(root, tmp_path, "fx/two")
     _label(root)
     worker = Worker(root, judge="scripted", hub_repo=HUB_REPO)
-    with caplog.at_level("WARNING", logger="mirage_bench.worker"):
+    with caplog.at_level("WARNING", logger="mirage_bench.leaderboard.worker"):
         worker.serve(once=True)
     store = SubmissionStore(root)
     assert store.get(first).status == store.get(second).status == Status.FINISHED

@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Serve the leaderboard Space (Gradio) with its in-process judging worker."""
-        from mirage_bench.leaderboard import row_from_run_dir
+        from mirage_bench.leaderboard.board import row_from_run_dir
         from space.app import SpaceConfig, launch
 
         for run_dir in runs:
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         """Judge queued leaderboard submissions (a separate worker process for the Space)."""
         import logging
 
-        from mirage_bench.worker import Worker
+        from mirage_bench.leaderboard.worker import Worker
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
         w = Worker(
@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Draw a stratified blind-annotation sample (Appendix H.1) from run claims into the store."""
         from mirage_bench.annotation import SampleSpec, claims_from_runs, create_sample, save_sample
-        from mirage_bench.submissions import SubmissionStore, safe_id
+        from mirage_bench.leaderboard.store import SubmissionStore, safe_id
 
         st = SubmissionStore(store)
         sid = safe_id(sample_id)

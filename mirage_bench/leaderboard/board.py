@@ -165,7 +165,7 @@ def measured_row(
 
 def write_row(path: Path, row: dict[str, Any]) -> None:
     """Store a measured row as JSON (atomically)."""
-    from mirage_bench.submissions import atomic_write_text
+    from mirage_bench.leaderboard.store import atomic_write_text
 
     atomic_write_text(path, json.dumps(row, indent=2, default=float))
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict
 
-from mirage_bench.submission_checks import (
+from mirage_bench.leaderboard.checks import (
     MAX_RESPONSE_CHARS,
     MAX_UPLOAD_BYTES,
     Metadata,
@@ -101,8 +101,8 @@ def default_store_root() -> Path:
     env = os.environ.get("MIRAGE_SUBMISSIONS_DIR")
     if env:
         return Path(env)
-    checkout = Path(__file__).resolve().parent.parent
-    if (checkout / "submissions" / "__init__.py").is_file() and (checkout / "pyproject.toml").is_file():
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "submissions").is_dir() and (checkout / "pyproject.toml").is_file():
         return checkout / "submissions" / "store"
     return Path.cwd() / "submissions" / "store"
 

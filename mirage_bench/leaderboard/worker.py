@@ -39,8 +39,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from mirage_bench.endpoint_check import SECRET_ENV, check_endpoint, keyless_env
-from mirage_bench.submissions import Status, SubmissionRequest, SubmissionStore, utc_now
+from mirage_bench.leaderboard.endpoint_check import SECRET_ENV, check_endpoint, keyless_env
+from mirage_bench.leaderboard.store import Status, SubmissionRequest, SubmissionStore, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -267,8 +267,8 @@ class Worker:
             return self._generate(request, run_dir)
         if path.exists():
             return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        from mirage_bench.leaderboard.store import write_jsonl
         from mirage_bench.personas import load_personas
-        from mirage_bench.submissions import write_jsonl
 
         groups = {p.persona_id: p.stereotype_type for p in load_personas()}
         records = []
@@ -301,7 +301,7 @@ class Worker:
         import subprocess
         import sys
 
-        from mirage_bench.submissions import expected_pairs, write_jsonl
+        from mirage_bench.leaderboard.store import expected_pairs, write_jsonl
 
         sid = request.submission_id
         base_url, model = request.endpoint_base_url or "", request.endpoint_model or ""
@@ -370,7 +370,7 @@ class Worker:
         responses: list[dict[str, Any]],
         total: int,
     ) -> None:
-        from mirage_bench.leaderboard import RowMeta, measured_row, write_row
+        from mirage_bench.leaderboard.board import RowMeta, measured_row, write_row
 
         ok = [j for j in judgments if j.status == "ok"]
         failed = [j for j in judgments if j.status != "ok"]

@@ -1,1 +1,0 @@
-"""The leaderboard request/result store (local files by default)."""
