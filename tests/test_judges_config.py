@@ -150,3 +150,32 @@ def test_cli_judge_config_on_run_and_judge(tmp_path: Path) -> None:
         assert bad.exit_code == 2 and "judge config file 'typo.yaml' not found" in bad.output
     none = runner.invoke(app, ["judge", "--responses", str(responses), "--out", str(tmp_path / "y")])
     assert none.exit_code == 2 and "--judge-config" in none.output
+
+
+def test_worker_row_names_its_judge_config(tmp_path: Path) -> None:
+    import importlib.util
+
+    from mirage_bench.leaderboard.store import Metadata, Status, SubmissionStore
+    from mirage_bench.leaderboard.worker import Worker
+
+    spec = importlib.util.spec_from_file_location(
+        "space_helpers", Path(__file__).parent / "browser" / "helpers.py"
+    )
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    store = SubmissionStore(tmp_path / "store")
+    responses = helpers.responses_file(tmp_path / "sub.jsonl")
+    sid = store.submit_file(
+        responses.read_bytes(), Metadata(model_name="fx/m", family="F", contact="a@x.org")
+    ).submission_id
+    path = custom_config(tmp_path)
+    worker = Worker(tmp_path / "store", judge_config=str(path))
+    assert worker.judge == "scripted:simulate"
+    worker.serve(once=True)
+    assert store.get(sid).status == Status.FINISHED
+    row = json.loads((store.result_dir(sid) / "leaderboard_row.json").read_text())
+    assert row["judge_config"] == "custom" and row["judge_config_sha256"] == load_judge_config(path).sha256
+    bad = runner.invoke(
+        app, ["worker", "--store", str(tmp_path / "store"), "--judge-config", "typo", "--once"]
+    )
+    assert bad.exit_code == 2 and "no bundled judge config named 'typo'" in bad.output

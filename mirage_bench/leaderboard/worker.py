@@ -13,7 +13,10 @@ so nothing is lost or repeated.
 
 The judge is ``MIRAGE_JUDGE`` (read when the worker is created) or the ``judge`` argument; the
 default is the engine's embedded ``local`` smoke-test model, whose rows are flagged
-``smoke_test``. Error messages are scrubbed of API keys before they are stored or shown.
+``smoke_test``. Its settings come from a judge config (``judge_config`` argument or
+``MIRAGE_JUDGE_CONFIG``: a bundled name or a YAML file; default ``local`` for the local model and
+``paper`` otherwise, with the spec above); each board row names its judge config and sha256.
+Error messages are scrubbed of API keys before they are stored or shown.
 
 Endpoint submissions: the worker first sends one tiny chat request to the endpoint (an unreachable
 or refusing endpoint fails at once, with the reason), then runs the engine's Task stage against it
@@ -60,6 +63,25 @@ HUB_SYNC_PATTERNS: tuple[str, ...] = (
 )
 
 
+def resolve_judge_config(judge: str | None = None, judge_config: str | None = None) -> Any:
+    """The :class:`~mirage_bench.judges.config.JudgeConfig` a worker uses (see the module docstring).
+
+    ``judge`` (or ``$MIRAGE_JUDGE``) overrides the config's spec; with no config named, the config is
+    ``local`` for the local model and ``paper`` otherwise.
+
+    >>> resolve_judge_config("scripted").spec, resolve_judge_config("scripted").name
+    ('scripted', 'paper')
+    """
+    from mirage_bench.judges.config import effective_judge_config
+
+    name = judge_config or os.environ.get("MIRAGE_JUDGE_CONFIG") or None
+    spec = judge or os.environ.get("MIRAGE_JUDGE") or None
+    if name is None:
+        spec = spec or DEFAULT_JUDGE
+        name = "local" if spec == "local" else "paper"
+    return effective_judge_config(name, spec)
+
+
 def resolve_judge(judge: str | None = None) -> str:
     """The judge spec a worker uses: ``judge``, else ``$MIRAGE_JUDGE``, else :data:`DEFAULT_JUDGE`.
 
@@ -96,6 +118,7 @@ class Worker:
         store_root: Path | str | None = None,
         *,
         judge: str | None = None,
+        judge_config: str | None = None,
         poll_s: float = 2.0,
         concurrency: int = 8,
         hub_repo: str | None = None,
@@ -104,7 +127,8 @@ class Worker:
         hub_sync_interval_s: float = 60.0,
     ) -> None:
         self.store = SubmissionStore(store_root)
-        self.judge = resolve_judge(judge)
+        self.judge_config = resolve_judge_config(judge, judge_config)
+        self.judge = self.judge_config.spec
         self.poll_s = poll_s
         self.concurrency = concurrency
         self.hub_repo = hub_repo if hub_repo is not None else os.environ.get("MIRAGE_HUB_REPO") or None
@@ -249,7 +273,12 @@ class Worker:
                 client = Client(backend, ClientConfig(concurrency=self.concurrency), cache=cache)
                 run_closing(
                     judge_responses(
-                        todo, client, judge_name=self.judge, smoke_test=smoke, on_result=on_result
+                        todo,
+                        client,
+                        judge_name=self.judge,
+                        smoke_test=smoke,
+                        on_result=on_result,
+                        config=self.judge_config,
                     ),
                     client,
                 )
@@ -395,6 +424,8 @@ class Worker:
         row = measured_row(claims, responses, meta)
         row["parse_failures"] = sum(j.status == "parse_failure" for j in failed)
         row["call_failures"] = sum(j.status == "call_failure" for j in failed)
+        row["judge_config"] = self.judge_config.name
+        row["judge_config_sha256"] = self.judge_config.sha256
         write_row(run_dir / "leaderboard_row.json", row)
         notes = [SMOKE_NOTE] if self.store.get(sid).smoke_test else []
         if failed:
