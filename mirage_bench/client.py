@@ -242,6 +242,8 @@ class Client:
         self.config = config or ClientConfig()
         self.cache = cache
         self.stats = ClientStats()
+        #: Usage per pipeline stage (:mod:`mirage_bench.usage`): calls, cache hits, tokens.
+        self.stage_usage: dict[str, dict[str, int]] = {}
         self._guard = CallGuard(self.config, backend.is_retryable, sleep=sleep)
 
     def key_for(self, messages: list[Message], params: GenerateParams,
@@ -282,12 +284,17 @@ class Client:
 
         Never raises for a backend failure: a failure comes back as ``CallResult(ok=False, ...)``.
         """
+        from mirage_bench.usage import add_usage, current_stage
+
         self.stats.calls += 1
+        stage = current_stage()
+        add_usage(self.stage_usage, stage, calls=1)
         key = self.key_for(messages, params, prompt_sha256)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
+                add_usage(self.stage_usage, stage, cache_hits=1)
                 return CallResult(ok=True, text=hit.text, completion=hit, cached=True, cache_key=key)
         completion, error, attempts = await self._guard.run(
             lambda: self.backend.generate(messages, params),
@@ -296,11 +303,14 @@ class Client:
         )
         if error is not None or completion is None:
             self.stats.failures += 1
+            add_usage(self.stage_usage, stage, backend_calls=attempts)
             assert error is not None
             return CallResult(ok=False, error=self._guard.failure_reason(error), error_kind=error_kind(error),
                               attempts=attempts, cache_key=key)
         self.stats.input_tokens += completion.usage.input_tokens
         self.stats.output_tokens += completion.usage.output_tokens
+        add_usage(self.stage_usage, stage, backend_calls=attempts, input_tokens=completion.usage.input_tokens,
+                  output_tokens=completion.usage.output_tokens)
         if self.cache is not None:
             self.cache.put(key, completion, backend=self.backend.name)
         return CallResult(ok=True, text=completion.text, completion=completion, attempts=attempts,

@@ -110,6 +110,10 @@ class RunManifest(RunIdentity):
     #: Backend usage summed over every session of this run, per role (``model``/``judge``).
     usage: dict[str, dict[str, int]] = Field(default_factory=dict)
     cost_estimate_usd: float | None = None
+    #: Usage per stage (task, self_audit, judge, probe, probe_judge, accum), summed over sessions.
+    usage_by_stage: dict[str, dict[str, int]] = Field(default_factory=dict)
+    #: Cost per stage from the tokens above and the role's price (None: no price known).
+    cost_by_stage_usd: dict[str, float | None] = Field(default_factory=dict)
     sessions: int = 0
     #: The judge configuration used (``{"config": {...}, "sha256": ...}``), when a judge ran.
     judge_config: dict[str, Any] | None = None

@@ -122,10 +122,29 @@ def run_command(
     timeout: Timeout = 120.0,
     rpm: RequestsPerMinute = None,
     tpm: TokensPerMinute = None,
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Render every prompt and print calls, tokens and cost per stage; send nothing.",
+    ),
 ) -> None:
     """Run the benchmark for one model (resumable: re-run with the same arguments to continue)."""
     from mirage_bench.instruments.launch import start_run
 
+    if dry_run:
+        from mirage_bench.cost import render_estimate
+
+        try:
+            _, estimate = start_run(
+                model=model, judge=judge, judge_config=judge_config, personas=personas, tasks=tasks,
+                stages=stages, out=out, seed=seed, max_tokens=max_tokens, audit_max_tokens=audit_max_tokens,
+                judge_max_tokens=judge_max_tokens, max_attempts=max_attempts,
+                model_price=_price(model_price), judge_price=_price(judge_price), dry_run=True,
+            )
+        except (ValueError, KeyError, ImportError) as exc:
+            raise _fail(exc) from exc
+        typer.echo(render_estimate(estimate))
+        return
     _launch(
         start_run,
         report="judge" in stages,

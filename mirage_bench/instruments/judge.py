@@ -215,19 +215,21 @@ async def judge_response(
 ) -> JudgmentRecord:
     """Judge one Task :class:`ResponseRecord` (status ``ok``) and wrap the verdict as a record."""
     from mirage_bench.tasks import get_task
+    from mirage_bench.usage import stage as usage_stage
 
     if record.status != "ok" or record.response is None:
         raise ValueError(f"cannot judge a {record.status!r} response ({record.persona_id}, {record.task_id})")
-    judgment = await judge_text(
-        client,
-        persona,
-        get_task(record.task_id).prompt,
-        record.response,
-        seed=seed,
-        max_tokens=max_tokens,
-        max_attempts=max_attempts,
-        config=config,
-    )
+    with usage_stage("judge"):
+        judgment = await judge_text(
+            client,
+            persona,
+            get_task(record.task_id).prompt,
+            record.response,
+            seed=seed,
+            max_tokens=max_tokens,
+            max_attempts=max_attempts,
+            config=config,
+        )
     return JudgmentRecord(
         model=record.model,
         judge=judge_name,

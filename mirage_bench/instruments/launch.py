@@ -59,8 +59,12 @@ def start_run(
     progress: bool = False,
     backends: tuple[Any, Any] | None = None,
     client_options: dict[str, Any] | None = None,
+    dry_run: bool = False,
 ) -> tuple[Path, dict[str, Any]]:
     """Run (or continue) a benchmark run; returns the run directory and its summary.
+
+    With ``dry_run`` nothing is sent and no backend is built: the second value is the per-stage
+    estimate of :func:`mirage_bench.cost.estimate_run` (calls, tokens, output caps, cost).
 
     ``judge_config`` names the judge (:func:`~mirage_bench.judges.config.effective_judge_config`:
     a bundled name, a YAML path or a config; ``judge`` overrides its spec, ``judge_max_tokens`` and
@@ -102,6 +106,20 @@ def start_run(
         settings=settings_dict,
         prompt_sha256=prompt_shas(templates_for(stage_list, task_list)),
     )
+    if dry_run:
+        from mirage_bench.cost import estimate_run
+
+        dry_scripts: list[Any] = []
+        if "accum" in stage_list:
+            from mirage_bench.accum_scripts import load_accum_scripts
+
+            dry_scripts = load_accum_scripts()
+        estimate = estimate_run(
+            model=model, judge_config=config, personas=persona_list, task_ids=task_list, stages=stage_list,
+            max_tokens=max_tokens, audit_max_tokens=audit_max_tokens, seed=seed, accum_scripts=dry_scripts,
+            model_price=model_price, judge_price=judge_price,
+        )
+        return (Path(out) if out else default_run_dir(identity)), estimate
     if backends is not None:
         model_backend, judge_backend = backends
     else:

@@ -108,6 +108,7 @@ async def execute(
     from mirage_bench.instruments.probe import run_probe
     from mirage_bench.instruments.task import run_task
     from mirage_bench.tasks import get_task
+    from mirage_bench.usage import stage as usage_stage
 
     s = settings
     #: Keyword arguments every instrument call shares.
@@ -154,7 +155,9 @@ async def execute(
         """Run one Probe / Accum unit unless its record is already done."""
         if _needs_redo(done[name].get(key), s.retry_failed):
             assert model_client is not None
-            await record(name, await make())
+            with usage_stage(name):
+                result = await make()
+            await record(name, result)
         bars.advance(name)
 
     def probe(persona: Persona) -> Awaitable[None]:
@@ -242,6 +245,19 @@ class Session:
     prices: dict[str, tuple[float, float] | None]
     base_usage: dict[str, dict[str, int]]
     records_since_save: int = 0
+    base_stage_usage: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def stage_usage(self) -> dict[str, dict[str, int]]:
+        """Usage per stage (:mod:`mirage_bench.usage`), summed over every session of the run."""
+        from mirage_bench.usage import add_usage
+
+        out: dict[str, dict[str, int]] = {}
+        for name, counts in self.base_stage_usage.items():
+            add_usage(out, name, **counts)
+        for client in self.clients.values():
+            for name, counts in client.stage_usage.items():
+                add_usage(out, name, **counts)
+        return out
 
     def usage(self) -> dict[str, dict[str, int]]:
         out = {}
@@ -264,6 +280,16 @@ class Session:
             else:
                 costs.append((u["input_tokens"] * price[0] + u["output_tokens"] * price[1]) / 1e6)
         m.cost_estimate_usd = None if any(c is None for c in costs) else round(sum(costs), 6)
+        from mirage_bench.usage import STAGE_ROLES
+
+        m.usage_by_stage = self.stage_usage()
+        m.cost_by_stage_usd = {}
+        for name, u in m.usage_by_stage.items():
+            price = self.prices.get(STAGE_ROLES.get(name, "model"))
+            m.cost_by_stage_usd[name] = (
+                None if price is None
+                else round((u["input_tokens"] * price[0] + u["output_tokens"] * price[1]) / 1e6, 6)
+            )
         if status is not None:
             m.status = status
             m.finished_at = utc_now() if status != "running" else None
@@ -277,11 +303,14 @@ class Session:
 
 
 def _price(spec: str | None, given: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The price of ``spec``: ``given``, else the price table (:func:`mirage_bench.cost.lookup_price`)."""
+    from mirage_bench.cost import lookup_price
+
     if given is not None:
         return given
     if spec is not None and spec.split(":")[0] in FREE_KINDS:
         return (0.0, 0.0)
-    return None
+    return lookup_price(spec)
 
 
 def run_session(
@@ -326,7 +355,8 @@ def run_session(
             clients["model"] = Client(model_backend, config, cache)
         if judge_backend is not None:
             clients["judge"] = Client(judge_backend, config, cache)
-        session = Session(run, manifest, clients, prices or {}, dict(manifest.usage))
+        session = Session(run, manifest, clients, prices or {}, dict(manifest.usage),
+                          base_stage_usage=dict(manifest.usage_by_stage))
         try:
             run_closing(
                 execute(

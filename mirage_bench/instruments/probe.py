@@ -14,6 +14,7 @@ from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_par
 from mirage_bench.instruments.parsing import parse_probe
 from mirage_bench.instruments.records import ProbeItem, ProbeRecord
 from mirage_bench.types import Accuracy, Message, Persona
+from mirage_bench.usage import stage as usage_stage
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirage_bench.client import Client
@@ -58,9 +59,10 @@ async def run_probe(
 
     message = probe_message(persona)
     params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed)
-    outcome = await call_and_parse(
-        client, [message], params, (template("probe").sha256,), parse_probe, max_attempts=max_attempts
-    )
+    with usage_stage("probe"):
+        outcome = await call_and_parse(
+            client, [message], params, (template("probe").sha256,), parse_probe, max_attempts=max_attempts
+        )
     record = ProbeRecord(
         model=model_name,
         judge=judge_name if judge_client else None,
@@ -76,16 +78,17 @@ async def run_probe(
     record.inferences = [ProbeItem(**item.model_dump()) for item in outcome.parsed.value]
     record.repairs = outcome.parsed.repairs
     if judge_client is not None and record.inferences:
-        judgment = await judge_text(
-            judge_client,
+        with usage_stage("probe_judge"):
+            judgment = await judge_text(
+                judge_client,
             persona,
             message.content,
-            inferences_as_text(record.inferences),
-            seed=seed,
-            max_tokens=judge_max_tokens,
-            max_attempts=max_attempts,
-            config=judge_config,
-        )
+                inferences_as_text(record.inferences),
+                seed=seed,
+                max_tokens=judge_max_tokens,
+                max_attempts=max_attempts,
+                config=judge_config,
+            )
         record.judgment = judgment
         if judgment.status == "ok" and judgment.claims:
             incorrect = sum(1 for c in judgment.claims if c.accuracy == Accuracy.INCORRECT)
