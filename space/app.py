@@ -19,7 +19,7 @@ from typing import Any
 if __package__ in (None, ""):  # executed as a script by the Hugging Face Spaces runtime
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from space import tabs_board, tabs_data, tabs_submit  # noqa: E402
+from space import tabs_board, tabs_data, tabs_judges, tabs_submit  # noqa: E402
 
 TITLE = "MirageBench leaderboard: over-inference in personalized LLMs"
 
@@ -72,6 +72,7 @@ class SpaceConfig:
 TABS = (
     ("Leaderboard", "leaderboard", tabs_board.leaderboard_tab),
     ("Plots", "plots", tabs_board.plots_tab),
+    ("Judges", "judges", tabs_judges.judges_tab),
     ("Submit", "submit", tabs_submit.submit_tab),
     ("Browse", "browse", tabs_data.browse_tab),
     ("Annotate", "annotate", tabs_data.annotate_tab),

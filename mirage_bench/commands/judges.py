@@ -120,6 +120,66 @@ def show_command(name: str = typer.Argument(..., help="A bundled config name or 
     typer.echo(json.dumps({**config.manifest_entry(), "templates": config.template_shas()}, indent=2))
 
 
+StoreOption = typer.Option(None, "--store", help="Submission store (default $MIRAGE_SUBMISSIONS_DIR).")
+
+
+@judges_app.command("canary")
+def canary_command(
+    judge_config: str = typer.Option("paper", "--judge-config", help="Judge config name or YAML file."),
+    judge: str = typer.Option(None, "--judge", help="Model spec overriding the config's spec."),
+    store: Path = StoreOption,
+    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild the canary set from the current store."),
+    per_class: int = typer.Option(10, "--per-class", min=1, help="Canary claims per reference label."),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Calls in flight."),
+) -> None:
+    """Re-label the drift canary with a judge and record its agreement with the reference, dated."""
+    from mirage_bench.judges.canary import build_canary, drift, run_canary
+    from mirage_bench.judges.config import load_judge_config
+    from mirage_bench.leaderboard.store import SubmissionStore
+
+    root = SubmissionStore(store).root
+    try:
+        config = load_judge_config(judge_config).with_spec(judge)
+        _, meta = build_canary(root, per_class=per_class, rebuild=rebuild)
+        record = run_canary(root, config, reason="on request", concurrency=concurrency)
+    except (ValueError, ImportError) as exc:
+        raise _fail(exc) from exc
+    flagged = drift([*_history(root)])[-1]["drift"]
+    kappa = "none scored" if record["kappa"] is None else f"{record['kappa']:.3f}"
+    ci = record.get("kappa_ci")
+    typer.echo(
+        f"canary: {record['scored']} of {record['n_claims']} claims scored, kappa {kappa}"
+        + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        + f" vs {meta['reference_source']}"
+    )
+    typer.echo(f"failures: {record['parse_failures']} parse, {record['call_failures']} call (not scored)")
+    typer.echo("drift: " + ("; ".join(flagged) if flagged else "none"))
+
+
+def _history(root: Path) -> list[dict]:
+    from mirage_bench.judges.canary import canary_history
+
+    return canary_history(root)
+
+
+@judges_app.command("history")
+def history_command(
+    store: Path = StoreOption,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The drift canary's history (every run, with drift flags), newest first."""
+    from mirage_bench.judges.canary import drift
+    from mirage_bench.judges.overview import canary_table
+    from mirage_bench.leaderboard.store import SubmissionStore
+
+    root = SubmissionStore(store).root
+    if as_json:
+        typer.echo(json.dumps(drift(_history(root)), indent=2))
+        return
+    table = canary_table(root)
+    typer.echo("no canary run yet" if table.empty else table.to_string(index=False))
+
+
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the top-level app."""
     app.command("judge-claims")(judge_claims_command)

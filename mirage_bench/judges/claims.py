@@ -99,7 +99,7 @@ class ClaimLabel(BaseModel):
     judge_config: str
     judge_config_sha256: str
     judge_spec: str
-    #: The model snapshot of the backend that answered (the cache-key snapshot).
+    #: The model snapshot that answered: as the provider reported it, else the backend's snapshot.
     judge_snapshot: str | None = None
     labelled_at: str
 
@@ -188,7 +188,7 @@ async def label_claim(client: Client, item: ClaimInput, config: JudgeConfig, *, 
         judge_config=config.name,
         judge_config_sha256=config.sha256,
         judge_spec=config.spec,
-        judge_snapshot=getattr(client.backend, "snapshot", None),
+        judge_snapshot=outcome.model or getattr(client.backend, "snapshot", None),
         labelled_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 

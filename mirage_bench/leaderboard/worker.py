@@ -60,6 +60,8 @@ HUB_SYNC_PATTERNS: tuple[str, ...] = (
     "results/*/leaderboard_row.json",
     "results/*/claims.parquet",
     "annotation/labels/*/*.jsonl",
+    "judges/canary/*.json*",
+    "judges/canary/labels/*.jsonl",
 )
 
 
@@ -125,10 +127,13 @@ class Worker:
         endpoint_concurrency: int = 8,
         endpoint_check_timeout_s: float = 30.0,
         hub_sync_interval_s: float = 60.0,
+        canary: bool | None = None,
     ) -> None:
         self.store = SubmissionStore(store_root)
         self.judge_config = resolve_judge_config(judge, judge_config)
         self.judge = self.judge_config.spec
+        #: Run the drift canary on first use of a config/snapshot: None = only for non-smoke judges.
+        self.canary = canary
         self.poll_s = poll_s
         self.concurrency = concurrency
         self.hub_repo = hub_repo if hub_repo is not None else os.environ.get("MIRAGE_HUB_REPO") or None
@@ -238,6 +243,7 @@ class Worker:
         ]
         backend = self._make_backend()
         smoke = is_smoke_test(backend)
+        self._canary(backend, smoke)
         total = len(responses)
         self.store.update(
             sid,
@@ -288,6 +294,25 @@ class Worker:
             fh.close()
         self.store.update(sid, progress_done=counter["done"])
         self._finish(request, run_dir, list(done.values()), responses, total)
+        self._canary(backend, smoke)
+
+    def _canary(self, backend: Any, smoke: bool) -> None:
+        """Run the drift canary the first time this judge config / snapshot is used (never raises)."""
+        from mirage_bench.judges.canary import needs_canary, run_canary
+
+        if self.canary is False or (self.canary is None and smoke):
+            return
+        try:
+            if needs_canary(self.store.root, self.judge_config, getattr(backend, "snapshot", None)):
+                run_canary(
+                    self.store.root,
+                    self.judge_config,
+                    backend=backend,
+                    reason="first use of this judge config / snapshot",
+                    concurrency=self.concurrency,
+                )
+        except Exception as exc:  # noqa: BLE001 - a canary problem never stops judging
+            log.warning("drift canary not run: %s", redact(str(exc)))
 
     def _responses(self, request: SubmissionRequest, run_dir: Path) -> list[dict[str, Any]]:
         """The submission's responses as engine records (also written to ``responses.jsonl`` once)."""
