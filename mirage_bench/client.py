@@ -6,10 +6,18 @@
 * retries: tenacity's ``AsyncRetrying`` on retryable errors only (429, 5xx, timeouts, dropped
   connections), waiting ``max(exponential backoff with full jitter, Retry-After)``;
 * timeouts: ``asyncio.timeout(timeout_s)`` around each attempt;
-* cache: :class:`~mirage_bench.cache.ResponseCache` (sqlite, successful completions only).
+* cache: :class:`~mirage_bench.cache.ResponseCache` (sqlite, successful completions only);
+* priority: a call waiting to retry re-enters ahead of fresh calls (:class:`PrioritySemaphore`);
+* fail loudly: an error no request can survive (:func:`is_fatal`: 401, 403, 404, a 400 that is not
+  about the request's own content) raises :class:`FatalBackendError` from :meth:`Client.call`, once,
+  and every later call on that client raises it again without sending anything;
+  :meth:`Client.preflight` makes one cheap request before the first real one;
+* counting: every request the backend sends (attempts, retries, a backend's adaptations reported
+  through :func:`~mirage_bench.backends._common.count_extra_request`, the preflight) is counted in
+  :attr:`Client.stats` and reported to the optional ``journal`` *before* it is sent.
 
-:meth:`Client.call` never raises for a backend failure: it returns a :class:`CallResult` with
-``ok=False``, the reason and an ``error_kind``.
+:meth:`Client.call` never raises for any other backend failure: it returns a :class:`CallResult`
+with ``ok=False``, the reason and an ``error_kind``.
 
 >>> import asyncio
 >>> from mirage_bench.backends.scripted import ScriptedBackend
@@ -22,7 +30,10 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import logging
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -31,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_base, wait_random_exponential
 
+from mirage_bench.backends._common import REQUEST_COUNTER
 from mirage_bench.backends.base import (
     Backend,
     BackendConnectionError,
@@ -38,6 +50,7 @@ from mirage_bench.backends.base import (
     BackendTimeoutError,
     Completion,
     GenerateParams,
+    MalformedResponseError,
     RateLimitError,
 )
 from mirage_bench.cache import ResponseCache, cache_key
@@ -46,8 +59,8 @@ from mirage_bench.types import Message
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
 
-__all__ = ["CallGuard", "CallResult", "Client", "ClientConfig", "ClientStats", "ResponseCache", "cache_key",
-           "error_kind", "run_closing"]
+__all__ = ["CallGuard", "CallResult", "Client", "ClientConfig", "ClientStats", "FatalBackendError",
+           "PrioritySemaphore", "ResponseCache", "cache_key", "error_kind", "is_fatal", "run_closing"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -80,8 +93,9 @@ class CallResult(BaseModel):
     completion: Completion | None = None
     #: Why the call failed (the last error's message); ``None`` when ``ok``.
     error: str | None = None
-    #: ``rate_limit``, ``server``, ``timeout``, ``connection``, ``client`` (4xx), ``backend``
-    #: (another backend error) or ``unexpected`` (an exception that is not a backend error).
+    #: ``rate_limit``, ``server``, ``timeout``, ``connection``, ``malformed`` (an unreadable body),
+    #: ``client`` (4xx), ``backend`` (another backend error) or ``unexpected`` (an exception that is
+    #: not a backend error).
     error_kind: str | None = None
     #: Backend attempts made (0 for a cache hit).
     attempts: int = 0
@@ -97,6 +111,8 @@ class ClientStats:
     backend_calls: int = 0
     cache_hits: int = 0
     retries: int = 0
+    #: Requests of :meth:`Client.preflight` (also counted in ``backend_calls``).
+    preflight_calls: int = 0
     failures: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -120,6 +136,8 @@ def error_kind(error: BaseException) -> str:
         return "timeout"
     if isinstance(error, BackendConnectionError):
         return "connection"
+    if isinstance(error, MalformedResponseError):
+        return "malformed"
     if isinstance(error, BackendError):
         if error.status_code is not None and error.status_code >= 500:
             return "server"
@@ -127,6 +145,103 @@ def error_kind(error: BaseException) -> str:
             return "client"
         return "backend"
     return "unexpected"
+
+
+#: A 400 naming one of these is about that request's own content (too long, filtered): not fatal.
+_PER_REQUEST_400 = re.compile(
+    r"context[ _]length|maximum context|too long|too many tokens|prompt is too|input length"
+    r"|reduce the length|content[ _]?(filter|policy|management)|safety",
+    re.IGNORECASE,
+)
+
+#: The fix named in a :class:`FatalBackendError`, per HTTP status.
+_FATAL_HINTS: dict[int, str] = {
+    401: "the API key was refused: check the key (OPENAI_API_KEY / ANTHROPIC_API_KEY) for this backend",
+    403: "the key has no permission for this model or endpoint: check the account's access",
+    404: "unknown model or wrong endpoint: check the model name (and the @base_url) in the spec",
+    400: "the provider refuses this kind of request: check the model's parameters (spec, max tokens)",
+    422: "the provider refuses this kind of request: check the model's parameters (spec, max tokens)",
+}
+
+
+def is_fatal(error: BaseException) -> bool:
+    """Whether no request to this backend can succeed after ``error``: the run must stop.
+
+    401/403 (key), 404 (model or endpoint), and a 400/422 that does not name the request's own
+    content (a prompt too long or a content filter fails only that record).
+
+    >>> is_fatal(BackendError("401: bad key", retryable=False, status_code=401))
+    True
+    >>> is_fatal(BackendError("400: maximum context length exceeded", retryable=False, status_code=400))
+    False
+    >>> is_fatal(RateLimitError("429"))
+    False
+    """
+    if not isinstance(error, BackendError) or error.retryable or error.status_code is None:
+        return False
+    if error.status_code in (401, 403, 404):
+        return True
+    if error.status_code in (400, 422):
+        return not _PER_REQUEST_400.search(str(error))
+    return False
+
+
+class FatalBackendError(RuntimeError):
+    """A backend error no request can survive; raised by :meth:`Client.call` to stop the stage.
+
+    ``str()`` is one line naming the backend, the provider's message and the fix.
+    """
+
+    def __init__(self, backend: str, error: BaseException, role: str | None = None) -> None:
+        self.backend = backend
+        self.error = error
+        self.role = role
+        status = getattr(error, "status_code", None)
+        hint = _FATAL_HINTS.get(status or 0, "fix the backend's configuration")
+        who = f"{role} backend {backend}" if role else f"backend {backend}"
+        message = " ".join(str(error).split())[:300]
+        super().__init__(f"{who} failed: {message} -> {hint}")
+
+
+class PrioritySemaphore:
+    """A semaphore whose waiters are served by priority (lower first), FIFO within a priority.
+
+    The client acquires with priority 0 for a retry and 1 for a fresh call, so a call that already
+    waited out a backoff goes back ahead of work that has not started yet.
+    """
+
+    def __init__(self, value: int) -> None:
+        self._value = value
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._counter = itertools.count()
+
+    @property
+    def waiting(self) -> int:
+        """Callers waiting for a slot."""
+        return sum(1 for _, _, f in self._waiters if not f.done())
+
+    async def acquire(self, priority: int = 1) -> None:
+        """Take a slot, waiting behind callers of lower ``priority`` values."""
+        if self._value > 0 and not self._waiters:
+            self._value -= 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (priority, next(self._counter), future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # the slot was handed over just as we were cancelled: pass it on
+            raise
+
+    def release(self) -> None:
+        """Give a slot back (to the first live waiter, if any)."""
+        while self._waiters:
+            _, _, future = heapq.heappop(self._waiters)
+            if not future.done():
+                future.set_result(None)
+                return
+        self._value += 1
 
 
 class _WaitBackoffOrRetryAfter(wait_base):
@@ -161,7 +276,9 @@ class CallGuard:
         self._backend_retryable = is_retryable
         self._sleep = sleep
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._semaphore = asyncio.Semaphore(config.concurrency)
+        self._semaphore = PrioritySemaphore(config.concurrency)
+        #: Calls waiting out a backoff before their next attempt (for progress displays).
+        self.retrying = 0
         self._request_limiter: AsyncLimiter | None = None
         self._token_limiter: AsyncLimiter | None = None
 
@@ -172,7 +289,7 @@ class CallGuard:
         from aiolimiter import AsyncLimiter
 
         self._loop = loop
-        self._semaphore = asyncio.Semaphore(self.config.concurrency)
+        self._semaphore = PrioritySemaphore(self.config.concurrency)
         rpm, tpm = self.config.requests_per_minute, self.config.tokens_per_minute
         self._request_limiter = AsyncLimiter(rpm, 60.0) if rpm else None
         self._token_limiter = AsyncLimiter(tpm, 60.0) if tpm else None
@@ -182,6 +299,13 @@ class CallGuard:
         if isinstance(error, TimeoutError):
             return True
         return isinstance(error, BackendError) and bool(self._backend_retryable(error))
+
+    async def _backoff(self, seconds: float) -> None:
+        self.retrying += 1
+        try:
+            await self._sleep(seconds)
+        finally:
+            self.retrying -= 1
 
     async def run(self, request: Callable[[], Awaitable[T]], *, tokens: float,
                   on_attempt: Callable[[int], None]) -> tuple[T | None, BaseException | None, int]:
@@ -196,13 +320,15 @@ class CallGuard:
             stop=stop_after_attempt(self.config.max_attempts),
             wait=_WaitBackoffOrRetryAfter(self.config),
             retry=retry_if_exception(self.is_retryable),
-            sleep=self._sleep,
+            sleep=self._backoff,
             reraise=True,
         )
+        semaphore = self._semaphore
         try:
             async for attempt in retrying:
                 with attempt:
-                    async with self._semaphore:
+                    await semaphore.acquire(0 if attempts else 1)
+                    try:
                         if self._request_limiter is not None:
                             await self._request_limiter.acquire()
                         if self._token_limiter is not None:
@@ -212,6 +338,8 @@ class CallGuard:
                         on_attempt(attempts)
                         async with asyncio.timeout(self.config.timeout_s):
                             result = await request()
+                    finally:
+                        semaphore.release()
         except Exception as exc:  # noqa: BLE001 - the owner records every failure
             return None, exc, attempts
         return result, None, attempts
@@ -227,7 +355,10 @@ class CallGuard:
 class Client:
     """Calls one backend with concurrency, rate limits, retries, timeouts and an optional cache.
 
-    ``sleep`` is the coroutine used between retries (inject a fake clock in tests).
+    ``sleep`` is the coroutine used between retries (inject a fake clock in tests). ``journal``,
+    when given, is called as ``journal(counter, n)`` for every change of :attr:`stats` (a request
+    is journalled before it is sent), so a run can keep its counts on disk through a kill.
+    ``role`` (``model``/``judge``) names the backend in a :class:`FatalBackendError`.
     """
 
     def __init__(
@@ -237,14 +368,70 @@ class Client:
         cache: ResponseCache | None = None,
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        journal: Callable[[str, int], None] | None = None,
+        role: str | None = None,
     ) -> None:
         self.backend = backend
         self.config = config or ClientConfig()
         self.cache = cache
         self.stats = ClientStats()
-        #: Usage per pipeline stage (:mod:`mirage_bench.usage`): calls, cache hits, tokens.
+        self.role = role
+        self._journal = journal
+        #: Usage per pipeline stage (:mod:`mirage_bench.usage`), the same counters as :attr:`stats`.
         self.stage_usage: dict[str, dict[str, int]] = {}
+        #: Called as ``stage_journal(stage, counter, n)`` for each per-stage change (the run's ledger).
+        self.stage_journal: Callable[[str, str, int], None] | None = None
+        #: The fatal error that stopped this client, once one happened.
+        self.fatal: FatalBackendError | None = None
         self._guard = CallGuard(self.config, backend.is_retryable, sleep=sleep)
+
+    @property
+    def retrying(self) -> int:
+        """Calls currently waiting out a backoff before a retry."""
+        return self._guard.retrying
+
+    def _bump(self, counter: str, n: int = 1) -> None:
+        from mirage_bench.usage import add_usage, current_stage
+
+        setattr(self.stats, counter, getattr(self.stats, counter) + n)
+        if self._journal is not None and n:
+            self._journal(counter, n)
+        stage = current_stage()
+        if stage is not None and n:
+            add_usage(self.stage_usage, stage, **{counter: n})
+            if self.stage_journal is not None:
+                self.stage_journal(stage, counter, n)
+
+    def _count_extra_request(self) -> None:
+        self._bump("backend_calls")
+
+    def _raise_fatal(self, error: BaseException) -> None:
+        if self.fatal is None:
+            self.fatal = FatalBackendError(self.backend.name, error, self.role)
+        raise self.fatal
+
+    async def preflight(self) -> None:
+        """One cheap request (``backend.preflight()``, when the backend has one) before real work.
+
+        Raises :class:`FatalBackendError` for a bad key, an unknown model or a refused request;
+        retryable errors are retried like any call; any other failure is left to the real calls.
+        """
+        check = getattr(self.backend, "preflight", None)
+        if check is None:
+            return
+
+        async def request() -> None:
+            token = REQUEST_COUNTER.set(self._count_extra_request)
+            try:
+                await check()
+            finally:
+                REQUEST_COUNTER.reset(token)
+
+        _, error, _ = await self._guard.run(request, tokens=0.0, on_attempt=self._count_preflight)
+        if error is not None:
+            if is_fatal(error):
+                self._raise_fatal(error)
+            logger.warning("preflight of %s failed: %s", self.backend.name, self._guard.failure_reason(error))
 
     def key_for(self, messages: list[Message], params: GenerateParams,
                 prompt_sha256: str | tuple[str, ...] = ()) -> str:
@@ -269,9 +456,20 @@ class Client:
         return sum(len(m.content) for m in messages) / 4.0 + params.max_tokens
 
     def _count_attempt(self, attempt: int) -> None:
-        self.stats.backend_calls += 1
+        self._bump("backend_calls")
         if attempt > 1:
-            self.stats.retries += 1
+            self._bump("retries")
+
+    def _count_preflight(self, attempt: int) -> None:
+        self._bump("backend_calls")
+        self._bump("preflight_calls")
+
+    async def _generate(self, messages: list[Message], params: GenerateParams) -> Completion:
+        token = REQUEST_COUNTER.set(self._count_extra_request)
+        try:
+            return await self.backend.generate(messages, params)
+        finally:
+            REQUEST_COUNTER.reset(token)
 
     async def call(
         self,
@@ -282,35 +480,33 @@ class Client:
     ) -> CallResult:
         """Return the completion for ``messages`` (from the cache, or the backend with retries).
 
-        Never raises for a backend failure: a failure comes back as ``CallResult(ok=False, ...)``.
+        A failure comes back as ``CallResult(ok=False, ...)``, except a fatal one (:func:`is_fatal`),
+        which raises :class:`FatalBackendError` (and keeps raising it, sending nothing, afterwards).
         """
-        from mirage_bench.usage import add_usage, current_stage
-
-        self.stats.calls += 1
-        stage = current_stage()
-        add_usage(self.stage_usage, stage, calls=1)
-        key = self.key_for(messages, params, prompt_sha256)
+        if self.fatal is not None:
+            raise self.fatal
+        self._bump("calls")
+        key = ""
         if self.cache is not None:
+            key = self.key_for(messages, params, prompt_sha256)
             hit = self.cache.get(key)
             if hit is not None:
-                self.stats.cache_hits += 1
-                add_usage(self.stage_usage, stage, cache_hits=1)
+                self._bump("cache_hits")
                 return CallResult(ok=True, text=hit.text, completion=hit, cached=True, cache_key=key)
         completion, error, attempts = await self._guard.run(
-            lambda: self.backend.generate(messages, params),
+            lambda: self._generate(messages, params),
             tokens=self._estimated_tokens(messages, params),
             on_attempt=self._count_attempt,
         )
         if error is not None or completion is None:
-            self.stats.failures += 1
-            add_usage(self.stage_usage, stage, backend_calls=attempts)
+            self._bump("failures")
             assert error is not None
+            if is_fatal(error):
+                self._raise_fatal(error)
             return CallResult(ok=False, error=self._guard.failure_reason(error), error_kind=error_kind(error),
                               attempts=attempts, cache_key=key)
-        self.stats.input_tokens += completion.usage.input_tokens
-        self.stats.output_tokens += completion.usage.output_tokens
-        add_usage(self.stage_usage, stage, backend_calls=attempts, input_tokens=completion.usage.input_tokens,
-                  output_tokens=completion.usage.output_tokens)
+        self._bump("input_tokens", completion.usage.input_tokens)
+        self._bump("output_tokens", completion.usage.output_tokens)
         if self.cache is not None:
             self.cache.put(key, completion, backend=self.backend.name)
         return CallResult(ok=True, text=completion.text, completion=completion, attempts=attempts,

@@ -10,6 +10,8 @@ Layout of a run directory::
     claims.parquet     one row per judged claim (columns :data:`CLAIM_COLUMNS`)
     summary.json       headline numbers and failure counts (:mod:`mirage_bench.instruments.summary`)
     cache.sqlite       the response cache (successful completions), so a restart repeats no call
+    usage.log          the usage ledger: one line per change of a client's counters, written before
+                       each request is sent, so the manifest's counts survive kill -9 (:class:`UsageLedger`)
 
 A run is identified by its :class:`RunIdentity` (model, judge, personas, tasks, seed, generation
 settings, prompt sha256s, package version, input file hash). Starting again in the same
@@ -123,6 +125,73 @@ class RunManifest(RunIdentity):
         return RunIdentity.model_validate({k: getattr(self, k) for k in RunIdentity.model_fields})
 
 
+class RunLockedError(RuntimeError):
+    """Another process holds the run directory's lock."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(
+            f"{run_dir} is in use by another mirage-bench process (lock: {Path(run_dir) / '.lock'}); "
+            "wait for it to finish, or use another --out"
+        )
+
+
+class UsageLedger:
+    """Append-only per-role counters in ``usage.log``: ``<role> <counter> <n>`` per line.
+
+    Each line is one ``os.write`` to a file opened with ``O_APPEND`` (no buffering, no fsync), so a
+    process killed at any moment, even with SIGKILL, leaves every line it wrote; a request is
+    journalled before it is sent. A torn last line (power loss) is ignored.
+
+    >>> import tempfile
+    >>> ledger = UsageLedger(Path(tempfile.mkdtemp()) / "usage.log")
+    >>> ledger.add("model", "backend_calls", 2); ledger.close()
+    >>> UsageLedger(ledger.path).totals
+    {'model': {'backend_calls': 2}}
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.totals: dict[str, dict[str, int]] = {}
+        if self.path.exists():
+            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+                parts = line.split()
+                if len(parts) == 3 and parts[2].lstrip("-").isdigit():
+                    role = self.totals.setdefault(parts[0], {})
+                    role[parts[1]] = role.get(parts[1], 0) + int(parts[2])
+        self._fd: int | None = None
+
+    def seed(self, usage: dict[str, dict[str, int]]) -> None:
+        """Start an empty ledger from a manifest's counts (runs written before the ledger existed)."""
+        if self.totals:
+            return
+        for role, counters in usage.items():
+            for counter, n in counters.items():
+                if n:
+                    self.add(role, counter, int(n))
+
+    def add(self, role: str, counter: str, n: int) -> None:
+        """Add ``n`` to ``role``'s ``counter`` on disk, then in memory."""
+        import os
+
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(self._fd, f"{role} {counter} {n}\n".encode())
+        counters = self.totals.setdefault(role, {})
+        counters[counter] = counters.get(counter, 0) + n
+
+    def journal(self, role: str) -> Any:
+        """A ``journal(counter, n)`` callable for :class:`mirage_bench.client.Client`."""
+        return lambda counter, n: self.add(role, counter, n)
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        import os
+
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def utc_now() -> str:
     """The current UTC time, ISO 8601 with seconds."""
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -184,7 +253,16 @@ class RunDir:
             raise ValueError(
                 f"{self.manifest_path}: schema_version {version!r}, this package reads {SCHEMA_VERSION}"
             )
-        return RunManifest.model_validate(data)
+        manifest = RunManifest.model_validate(data)
+        if (self.path / "usage.log").exists():
+            # the ledger is journalled before every request: fresher than a manifest a kill left behind
+            for role, counters in UsageLedger(self.path / "usage.log").totals.items():
+                if role.startswith("stage:"):  # per-stage rows (mirage_bench.usage)
+                    name = role.partition(":")[2]
+                    manifest.usage_by_stage[name] = {**manifest.usage_by_stage.get(name, {}), **counters}
+                else:
+                    manifest.usage[role] = {**manifest.usage.get(role, {}), **counters}
+        return manifest
 
     def write_manifest(self, manifest: RunManifest) -> None:
         """Write the manifest atomically."""
@@ -199,7 +277,7 @@ class RunDir:
         self.path.mkdir(parents=True, exist_ok=True)
         manifest = self.read_manifest()
         if manifest is None:
-            if any(p for p in self.path.iterdir() if p.name not in (".lock",)):
+            if any(p for p in self.path.iterdir() if p.name not in (".lock", "usage.log")):
                 raise FileExistsError(
                     f"{self.path} is not empty and holds no manifest.json; choose another --out"
                 )
@@ -220,10 +298,29 @@ class RunDir:
         return manifest
 
     def lock(self) -> Any:
-        """An exclusive, non-blocking lock on the directory (``filelock.Timeout`` if held)."""
-        from filelock import FileLock
+        """An exclusive, non-blocking lock on the directory; entering it raises :class:`RunLockedError`
+        when another process holds it."""
+        import contextlib
 
-        return FileLock(str(self.path / ".lock"), timeout=0)
+        from filelock import FileLock, Timeout
+
+        @contextlib.contextmanager
+        def held() -> Any:
+            lock = FileLock(str(self.path / ".lock"), timeout=0)
+            try:
+                lock.acquire()
+            except Timeout:
+                raise RunLockedError(self.path) from None
+            try:
+                yield lock
+            finally:
+                lock.release()
+
+        return held()
+
+    def ledger(self) -> UsageLedger:
+        """The run's :class:`UsageLedger` (``usage.log``)."""
+        return UsageLedger(self.path / "usage.log")
 
     def compact(self) -> dict[str, int]:
         """Rewrite every record file sorted by key, one record per key; returns the counts."""

@@ -12,6 +12,17 @@ behaviour is programmable while it runs:
 * ``responder(body) -> str`` - the completion text for a request body (default: schema-valid JSON
   for structured requests, an echo otherwise).
 
+* ``api_key="k"`` - answer every API request without ``Authorization: Bearer k`` (or
+  ``x-api-key: k``) with HTTP 401, like a provider given a bad key;
+* ``malformed_next(count=1)`` - answer the next chat requests with HTTP 200 and a body that is not
+  JSON (a truncating proxy, a crashed worker).
+
+Every API request (chat, messages, embeddings, models) is counted in ``request_count``. For a
+server in its own process (``python tests/openai_server.py``), the same controls are HTTP
+endpoints: ``POST /_control/fail`` (``{"status", "count", "retry_after", "message"}``),
+``POST /_control/malformed`` (``{"count"}``), ``POST /_control/reset`` and ``GET /_control/stats``
+(``{"request_count", "chat_requests", "errors_sent", "response_formats"}``).
+
 It also serves ``POST /v1/embeddings`` (deterministic vectors of ``embedding_dim`` floats per input
 text, a function of the text alone; same faults and latency), for embedding clients.
 
@@ -66,8 +77,11 @@ class FakeOpenAIServer:
 
     def __init__(self, *, latency_s: float = 0.0, json_schema_supported: bool = True,
                  responder: Responder | None = None, model: str = "fake-model",
-                 reject_sampling_params: bool = False) -> None:
+                 reject_sampling_params: bool = False, api_key: str | None = None) -> None:
         self.latency_s = latency_s
+        self.api_key = api_key
+        #: API requests received (every route but ``/_control``), refused ones included.
+        self.request_count = 0
         self.reject_sampling_params = reject_sampling_params
         self.json_schema_supported = json_schema_supported
         self.responder: Responder = responder or default_responder
@@ -104,6 +118,12 @@ class FakeOpenAIServer:
             for _ in range(count):
                 self._faults.append((status, retry_after, message))
 
+    def malformed_next(self, count: int = 1) -> None:
+        """Answer the next ``count`` chat requests with HTTP 200 and a body that is not JSON."""
+        with self._lock:
+            for _ in range(count):
+                self._faults.append((200, None, "malformed"))
+
     def reset(self) -> None:
         """Forget recorded requests, queued faults and counters."""
         with self._lock:
@@ -111,6 +131,47 @@ class FakeOpenAIServer:
             self.errors_sent.clear()
             self._faults.clear()
             self.peak_in_flight = 0
+            self.request_count = 0
+
+    def _authorized(self, request: web.Request) -> bool:
+        if self.api_key is None:
+            return True
+        bearer = request.headers.get("Authorization", "")
+        return bearer == f"Bearer {self.api_key}" or request.headers.get("x-api-key") == self.api_key
+
+    @web.middleware
+    async def _count_and_authorize(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path.startswith("/_control"):
+            return await handler(request)
+        with self._lock:
+            self.request_count += 1
+        if not self._authorized(request):
+            if request.path.endswith("/messages"):
+                return self._anthropic_error(401, "invalid x-api-key")
+            return self._error(401, "Incorrect API key provided")
+        return await handler(request)
+
+    async def _control(self, request: web.Request) -> web.Response:
+        action = request.match_info["action"]
+        if action == "stats":
+            with self._lock:
+                formats = [(b.get("response_format") or {}).get("type") for b in self.requests]
+                return web.json_response({"request_count": self.request_count,
+                                          "chat_requests": len(self.requests),
+                                          "errors_sent": list(self.errors_sent),
+                                          "response_formats": formats})
+        body = await request.json() if request.can_read_body else {}
+        if action == "fail":
+            self.fail_next(int(body["status"]), count=int(body.get("count", 1)),
+                           retry_after=body.get("retry_after"),
+                           message=body.get("message", "injected failure"))
+        elif action == "malformed":
+            self.malformed_next(int(body.get("count", 1)))
+        elif action == "reset":
+            self.reset()
+        else:
+            raise web.HTTPNotFound()
+        return web.json_response({"ok": True})
 
     async def _chat(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -124,6 +185,9 @@ class FakeOpenAIServer:
                 await asyncio.sleep(self.latency_s)
             if fault is not None:
                 status, retry_after, message = fault
+                if status == 200:
+                    return web.Response(text='{"id": "chatcmpl-x", "choices": [{"message": {"cont',
+                                        content_type="application/json")
                 headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
                 return self._error(status, message, headers)
             fmt = body.get("response_format") or {}
@@ -215,15 +279,24 @@ class FakeOpenAIServer:
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model"}]})
 
+    async def _model(self, request: web.Request) -> web.Response:
+        """``GET /v1/models/<id>``: any id exists (both the OpenAI and the Anthropic shape)."""
+        model = request.match_info["model"]
+        return web.json_response({"id": model, "object": "model", "type": "model", "created": 0,
+                                  "owned_by": "fake", "display_name": model,
+                                  "created_at": "2026-01-01T00:00:00Z"})
+
     def start(self) -> FakeOpenAIServer:
         """Start serving on a free port of 127.0.0.1 (returns once the socket is bound)."""
         ready = threading.Event()
         failure: list[BaseException] = []
 
         async def serve() -> None:
-            app = web.Application()
+            app = web.Application(middlewares=[self._count_and_authorize])
             app.router.add_post("/v1/chat/completions", self._chat)
             app.router.add_get("/v1/models", self._models)
+            app.router.add_get("/v1/models/{model}", self._model)
+            app.router.add_route("*", "/_control/{action}", self._control)
             app.router.add_post("/v1/messages", self._anthropic)
             app.router.add_post("/v1/embeddings", self._embeddings)
             self._runner = web.AppRunner(app, access_log=None)
@@ -276,8 +349,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="A local OpenAI-compatible test server.")
     parser.add_argument("--latency-s", type=float, default=0.0, help="fixed delay before every answer")
     parser.add_argument("--no-json-schema", action="store_true", help="answer json_schema requests with 500")
+    parser.add_argument("--api-key", default=None, help="refuse requests without this key (HTTP 401)")
     args = parser.parse_args(argv)
-    server = FakeOpenAIServer(latency_s=args.latency_s, json_schema_supported=not args.no_json_schema).start()
+    server = FakeOpenAIServer(latency_s=args.latency_s, json_schema_supported=not args.no_json_schema,
+                              api_key=args.api_key).start()
     print(f"PORT {server.port}", flush=True)
     try:
         threading.Event().wait()

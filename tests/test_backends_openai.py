@@ -101,7 +101,7 @@ async def test_500_is_retried_and_400_is_not(openai_server: FakeOpenAIServer) ->
         await backend.generate(MSGS, GenerateParams())
     assert info.value.status_code == 400 and not backend.is_retryable(info.value)
 
-    openai_server.fail_next(400)
+    openai_server.fail_next(400, message="This model's maximum context length is 8192 tokens")
     failed = await client.call([Message(role="user", content="other")], GenerateParams())
     assert not failed.ok and failed.error_kind == "client" and failed.attempts == 1
     assert openai_server.errors_sent == [500, 500, 400, 400]

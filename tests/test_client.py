@@ -62,7 +62,8 @@ async def test_backoff_grows_without_retry_after_and_is_capped() -> None:
 
 async def test_no_retry_on_400_and_failure_is_not_a_sentinel() -> None:
     clock = FakeClock()
-    bad = BackendError("bad request", retryable=False, status_code=400)
+    # a 400 about this request's own content fails that record only (a bare 400 is fatal: below)
+    bad = BackendError("bad request: maximum context length exceeded", retryable=False, status_code=400)
     backend = ScriptedBackend(sequence_responder([bad]))
     client = Client(backend, sleep=clock.sleep)
     result = await client.call(MSGS, PARAMS)
@@ -71,6 +72,45 @@ async def test_no_retry_on_400_and_failure_is_not_a_sentinel() -> None:
     assert result.error_kind == "client" and "bad request" in (result.error or "")
     assert result.attempts == 1 and backend.calls == 1 and clock.waits == []
     assert client.stats.failures == 1
+
+
+@pytest.mark.parametrize("status", [401, 403, 404, 400])
+async def test_fatal_errors_raise_once_and_then_send_nothing(status: int) -> None:
+    from mirage_bench.client import FatalBackendError
+
+    bad = BackendError(f"openai {status}: refused", retryable=False, status_code=status)
+    backend = ScriptedBackend(lambda m, p: bad)
+    client = Client(backend, sleep=FakeClock().sleep, role="judge")
+    with pytest.raises(FatalBackendError) as info:
+        await client.call(MSGS, PARAMS)
+    line = str(info.value)
+    assert "\n" not in line and "judge backend scripted" in line and "->" in line
+    with pytest.raises(FatalBackendError):
+        await client.call(MSGS, PARAMS)
+    assert backend.calls == 1 and client.stats.backend_calls == 1
+
+
+async def test_a_retry_goes_ahead_of_fresh_calls() -> None:
+    """Concurrency 1: a call that failed and waited out its backoff is served before queued fresh calls."""
+    order: list[str] = []
+    failed_once: set[str] = set()
+
+    def responder(messages, params):
+        name = messages[-1].content
+        order.append(name)
+        if name == "first" and name not in failed_once:
+            failed_once.add(name)
+            return BackendError("busy", retryable=True, status_code=503)
+        return name
+
+    async def no_wait(seconds: float) -> None:
+        await asyncio.sleep(0)
+
+    client = Client(ScriptedBackend(responder, latency_s=0.01), ClientConfig(concurrency=1), sleep=no_wait)
+    calls = [client.call([Message(role="user", content=n)], PARAMS) for n in ["first", "a", "b", "c"]]
+    results = await asyncio.gather(*calls)
+    assert all(r.ok for r in results)
+    assert order[:3] == ["first", "a", "first"], order
 
 
 async def test_retries_exhausted_on_500() -> None:
@@ -174,7 +214,8 @@ async def test_client_key_ignores_operational_settings(tmp_path) -> None:
 
 async def test_failures_are_not_cached(tmp_path) -> None:
     cache = ResponseCache(tmp_path / "c.sqlite")
-    backend = ScriptedBackend(sequence_responder([BackendError("bad", retryable=False, status_code=400)]))
+    too_long = BackendError("bad: prompt is too long", retryable=False, status_code=400)
+    backend = ScriptedBackend(sequence_responder([too_long]))
     client = Client(backend, cache=cache)
     assert not (await client.call(MSGS, PARAMS)).ok
     assert len(cache) == 0

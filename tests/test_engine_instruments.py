@@ -86,12 +86,22 @@ async def test_self_audit_call_and_manifest_carry_the_task_phrase_sha() -> None:
 async def test_task_call_failure_is_a_failed_record() -> None:
     from mirage_bench.backends.base import BackendError
 
-    backend = ScriptedBackend(lambda m, p: BackendError("401 unauthorized", retryable=False, status_code=401))
+    too_long = BackendError("400 prompt is too long", retryable=False, status_code=400)
+    backend = ScriptedBackend(lambda m, p: too_long)
     record = await run_task(
         Client(backend, FAST), get_persona("seed_001"), get_task("apartment"), model_name="m"
     )
-    assert record.status == "failed" and record.response is None and "unauthorized" in record.error
+    assert record.status == "failed" and record.response is None and "too long" in record.error
     assert record.self_audit.status == "skipped"
+
+
+async def test_task_with_a_refused_key_stops_instead_of_recording() -> None:
+    from mirage_bench.backends.base import BackendError
+    from mirage_bench.client import FatalBackendError
+
+    backend = ScriptedBackend(lambda m, p: BackendError("401 unauthorized", retryable=False, status_code=401))
+    with pytest.raises(FatalBackendError, match="unauthorized"):
+        await run_task(Client(backend, FAST), get_persona("seed_001"), get_task("apartment"), model_name="m")
 
 
 async def test_probe_is_judged_for_incorrect_rate() -> None:

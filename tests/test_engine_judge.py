@@ -116,7 +116,7 @@ async def test_persistent_garbage_becomes_a_parse_failure(tmp_path: Path) -> Non
 
 async def test_call_failure_is_recorded_not_raised() -> None:
     def responder(messages: list[Message], params: GenerateParams) -> BaseException:
-        return BackendError("400 bad request", retryable=False, status_code=400)
+        return BackendError("400 bad request: prompt is too long", retryable=False, status_code=400)
 
     client, _ = _client(responder)
     judgment = await judge_text(client, get_persona("seed_001"), "task", "text")

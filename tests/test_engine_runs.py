@@ -250,7 +250,7 @@ def test_parse_and_call_failures_are_counted_and_excluded(tmp_path: Path) -> Non
         if "seed_002" in content or "Megan" in content:
             return "no JSON today"
         if "Pixel" in content:
-            return BackendError("403 forbidden", retryable=False, status_code=403)
+            return BackendError("400: flagged by the content filter", retryable=False, status_code=400)
         return sim(messages, params)
 
     run_dir, summary = start_run(

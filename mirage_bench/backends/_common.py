@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import email.utils
 import hashlib
 import json
@@ -19,9 +20,26 @@ from mirage_bench.backends.base import (
     BackendError,
     BackendTimeoutError,
     GenerateParams,
+    MalformedResponseError,
     RateLimitError,
 )
 from mirage_bench.types import Message
+
+#: Set by :class:`mirage_bench.client.Client` around each backend call: counts an extra request.
+REQUEST_COUNTER: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "mirage_bench_request_counter", default=None
+)
+
+
+def count_extra_request() -> None:
+    """Tell the calling client that this ``generate`` sends one more HTTP request than its first.
+
+    A backend that adapts (a structured-output fallback, dropped sampling parameters) calls this
+    before each additional request, so the manifest counts every request the provider saw.
+    """
+    counter = REQUEST_COUNTER.get()
+    if counter is not None:
+        counter()
 
 
 def messages_payload(messages: Sequence[Message]) -> list[dict[str, str]]:
@@ -111,6 +129,17 @@ def error_from_status(
     return BackendError(message, retryable=retryable, retry_after=retry_after, status_code=status_code)
 
 
+def _refused(error: BaseException) -> bool:
+    """Whether a ``ConnectionRefusedError`` is in ``error``'s cause chain."""
+    seen = 0
+    cause: BaseException | None = error
+    while cause is not None and seen < 10:
+        if isinstance(cause, ConnectionRefusedError):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
+
+
 @contextlib.contextmanager
 def sdk_errors(sdk: ModuleType, provider: str) -> Iterator[None]:
     """Map the exceptions of an ``openai``/``anthropic`` SDK call inside the block to the package's types.
@@ -126,12 +155,16 @@ def sdk_errors(sdk: ModuleType, provider: str) -> Iterator[None]:
         raise RateLimitError(f"{provider} 429: {exc.message}",
                              retry_after=parse_retry_after(exc.response.headers)) from exc
     except sdk.APITimeoutError as exc:
+        if _refused(exc):  # the aiohttp transport reports a refused connection as a connect timeout
+            raise BackendConnectionError(f"{provider} connection failed: {exc.__cause__ or exc}") from exc
         raise BackendTimeoutError(f"{provider} request timed out: {exc}") from exc
     except sdk.APIConnectionError as exc:
         raise BackendConnectionError(f"{provider} connection failed: {exc}") from exc
     except sdk.APIStatusError as exc:
         raise error_from_status(exc.status_code, f"{provider} {exc.status_code}: {exc.message}",
                                 exc.response.headers) from exc
+    except (sdk.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MalformedResponseError(f"{provider} sent a malformed response body: {exc}") from exc
 
 
 class LoopBoundClient:

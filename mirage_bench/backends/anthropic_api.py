@@ -18,7 +18,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from mirage_bench.backends._common import FlaggedRetry, LoopBoundClient, messages_payload, sdk_errors
+from mirage_bench.backends._common import (
+    FlaggedRetry,
+    LoopBoundClient,
+    count_extra_request,
+    messages_payload,
+    sdk_errors,
+)
 from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
 from mirage_bench.types import Message
 
@@ -74,6 +80,13 @@ class AnthropicBackend(FlaggedRetry):
             kwargs["extra_body"] = extra
         return kwargs
 
+    async def preflight(self) -> None:
+        """``GET /v1/models/<model>``: a bad key (401) or an unknown model (404) before any real call."""
+        import anthropic
+
+        with sdk_errors(anthropic, "anthropic"):
+            await self.sdk.get().models.retrieve(self.model)
+
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         import anthropic
 
@@ -82,7 +95,9 @@ class AnthropicBackend(FlaggedRetry):
 
     async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
         """One Messages API call, adapting once to a model that rejects sampling params or output_config."""
-        for _ in range(3):
+        for adaptation in range(3):
+            if adaptation:
+                count_extra_request()
             try:
                 response = await self._create(self._request(messages, params))
                 break

@@ -72,6 +72,13 @@ class BackendTimeoutError(BackendError):
         super().__init__(message, retryable=True)
 
 
+class MalformedResponseError(BackendError):
+    """The server answered (often HTTP 200) with a body that is not a valid completion: retryable."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
+
+
 class BackendConnectionError(BackendError):
     """The server could not be reached or dropped the connection: retryable."""
 

@@ -73,17 +73,100 @@ def _fail(exc: BaseException) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _launch(start: Callable[..., tuple[Path, dict[str, Any]]], *, report: bool, **arguments: Any) -> None:
-    """Call ``start_run`` / ``judge_file``; bad input exits 2; print the report (if asked) and the run dir."""
-    from mirage_bench.instruments.summary import render_report
+#: Exit statuses of ``run`` / ``judge`` (documented in their ``--help`` and docs/engine.md).
+EXIT_BAD_INPUT, EXIT_TOO_MANY_FAILURES, EXIT_BACKEND_FATAL, EXIT_INTERRUPTED = 2, 1, 3, 130
 
+MaxFailureRate = Annotated[
+    float,
+    typer.Option(
+        "--max-failure-rate",
+        min=0.0,
+        max=1.0,
+        help="Exit 1 when more than this share of a stage's records failed (call or parse failures).",
+    ),
+]
+AsJson = Annotated[
+    bool, typer.Option("--json", help="Print a JSON summary on stdout (progress goes to stderr).")
+]
+
+
+def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def failure_counts(summary: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """``{stage: (failed records, records)}`` of a run summary, for the failure threshold.
+
+    >>> failure_counts({"n_responses": 4, "n_judged": 2, "failures": {"response_call_failures": 1,
+    ...     "judge_parse_failures": 1, "judge_call_failures": 0}})
+    {'task': (1, 4), 'judge': (1, 3)}
+    """
+    f = summary.get("failures", {})
+    out: dict[str, tuple[int, int]] = {}
+    if summary.get("n_responses"):
+        out["task"] = (f.get("response_call_failures", 0), summary["n_responses"])
+    judged_bad = f.get("judge_parse_failures", 0) + f.get("judge_call_failures", 0)
+    if summary.get("n_judged", 0) + judged_bad:
+        out["judge"] = (judged_bad, summary.get("n_judged", 0) + judged_bad)
+    probe = summary.get("probe")
+    if probe and probe.get("n_personas"):
+        out["probe"] = (probe.get("parse_failures", 0) + probe.get("call_failures", 0), probe["n_personas"])
+    return out
+
+
+def _launch(start: Callable[..., tuple[Path, dict[str, Any]]], *, report: bool, as_json: bool = False,
+            max_failure_rate: float = 1.0, **arguments: Any) -> None:
+    """Call ``start_run`` / ``judge_file`` and turn every outcome into one line and an exit status.
+
+    Bad input, a locked run directory: exit 2. A backend no request can survive (bad key, unknown
+    model): exit 3, status ``failed``. SIGINT or SIGTERM: exit 130, status ``interrupted`` (usage
+    saved; re-run to resume). More than ``max_failure_rate`` of a stage's records failed: exit 1
+    with the counts. Otherwise the report (if asked) or the ``--json`` summary, and exit 0.
+    """
+    import signal
+
+    from mirage_bench.client import FatalBackendError
+    from mirage_bench.instruments.summary import render_report
+    from mirage_bench.runs import RunLockedError
+
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
         run_dir, summary = start(**arguments)
-    except (ValueError, KeyError, FileExistsError, ImportError) as exc:
+    except (ValueError, KeyError, FileExistsError, ImportError, RunLockedError) as exc:
         raise _fail(exc) from exc
-    if report:
-        render_report(summary)
-    typer.echo(f"run directory: {run_dir}")
+    except FatalBackendError as exc:
+        typer.echo(f"error: {exc} (run stopped; status 'failed')", err=True)
+        raise typer.Exit(EXIT_BACKEND_FATAL) from exc
+    except KeyboardInterrupt as exc:
+        typer.echo("interrupted: progress and usage saved (status 'interrupted'); re-run the same "
+                   "command to resume", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from exc
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    counts = failure_counts(summary)
+    over = {stage: c for stage, c in counts.items() if c[1] and c[0] / c[1] > max_failure_rate}
+    if as_json:
+        from mirage_bench.runs import RunDir
+
+        manifest = RunDir(run_dir).read_manifest()
+        typer.echo(json.dumps({
+            "run_dir": str(run_dir),
+            "status": manifest.status if manifest else None,
+            "usage": manifest.usage if manifest else {},
+            "cost_estimate_usd": manifest.cost_estimate_usd if manifest else None,
+            "failed_records": {stage: {"failed": a, "total": b} for stage, (a, b) in counts.items()},
+            "over_failure_threshold": sorted(over),
+            "summary": summary,
+        }, indent=2))
+    else:
+        if report:
+            render_report(summary)
+        typer.echo(f"run directory: {run_dir}")
+    if over:
+        shown = "; ".join(f"{stage}: {a} of {b} failed" for stage, (a, b) in over.items())
+        typer.echo(f"error: too many failed records ({shown}) > --max-failure-rate {max_failure_rate:g}; "
+                   "they are kept in the run directory: re-run the same command to retry them", err=True)
+        raise typer.Exit(EXIT_TOO_MANY_FAILURES)
 
 
 def run_command(
@@ -122,13 +205,27 @@ def run_command(
     timeout: Timeout = 120.0,
     rpm: RequestsPerMinute = None,
     tpm: TokensPerMinute = None,
+    max_failure_rate: MaxFailureRate = 0.2,
+    as_json: AsJson = False,
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
         help="Render every prompt and print calls, tokens and cost per stage; send nothing.",
     ),
 ) -> None:
-    """Run the benchmark for one model (resumable: re-run with the same arguments to continue)."""
+    """Run the benchmark for one model (resumable: re-run with the same arguments to continue).
+
+    Each backend is checked with one cheap request first; a bad key or unknown model stops the run
+    before any call is spent.
+
+    Example (the embedded smoke-test model, no key, no network; a few minutes on 2 cores):
+
+        mirage-bench run --model local --judge local --personas seed_001 --tasks birthday_gift
+
+    Exit status: 0 done; 1 more than --max-failure-rate of a stage's records failed; 2 bad input
+    or run directory in use; 3 a backend refused every request (bad key, unknown model);
+    130 interrupted (Ctrl-C or SIGTERM; re-run to resume).
+    """
     from mirage_bench.instruments.launch import start_run
 
     if dry_run:
@@ -143,11 +240,13 @@ def run_command(
             )
         except (ValueError, KeyError, ImportError) as exc:
             raise _fail(exc) from exc
-        typer.echo(render_estimate(estimate))
+        typer.echo(json.dumps(estimate, indent=2) if as_json else render_estimate(estimate))
         return
     _launch(
         start_run,
         report="judge" in stages,
+        as_json=as_json,
+        max_failure_rate=max_failure_rate,
         model=model,
         judge=judge,
         judge_config=judge_config,
@@ -192,13 +291,25 @@ def judge_command(
     timeout: Timeout = 120.0,
     rpm: RequestsPerMinute = None,
     tpm: TokensPerMinute = None,
+    max_failure_rate: MaxFailureRate = 0.2,
+    as_json: AsJson = False,
 ) -> None:
-    """Judge responses produced elsewhere (a leaderboard submission) into a run directory."""
+    """Judge responses produced elsewhere (a leaderboard submission) into a run directory.
+
+    Example:
+
+        mirage-bench judge --responses my_model.jsonl --judge openai:gpt-4o-mini --out runs/my_model
+
+    Exit statuses as for ``run`` (0 done, 1 too many failed judgments, 2 bad input, 3 judge
+    backend refused, 130 interrupted).
+    """
     from mirage_bench.instruments.launch import judge_file
 
     _launch(
         judge_file,
         report=True,
+        as_json=as_json,
+        max_failure_rate=max_failure_rate,
         responses=responses,
         judge=judge,
         judge_config=judge_config,

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mirage_bench.instruments.records import JudgmentRecord, ResponseRecord
+from rich.progress import ProgressColumn as ProgressColumnBase
+
+from mirage_bench.instruments.records import ResponseRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirage_bench.client import Client
@@ -44,22 +46,68 @@ class RunSettings:
     judge_config: Any = None
 
 
-class _Progress:
-    """Optional rich progress bars, one per stage (a no-op when disabled)."""
+class _Rate(ProgressColumnBase):
+    """Completed units per second (or per minute when slow)."""
 
-    def __init__(self, enabled: bool) -> None:
+    def render(self, task: Any) -> Any:
+        from rich.text import Text
+
+        speed = task.finished_speed or task.speed
+        if not speed:
+            return Text("  -- /s", style="progress.data.speed")
+        shown = f"{speed:5.1f}/s" if speed >= 0.1 else f"{speed * 60:5.1f}/min"
+        return Text(shown, style="progress.data.speed")
+
+
+class _Counts(ProgressColumnBase):
+    """``failed N  retrying M`` of one stage (retrying: calls of its client waiting out a backoff)."""
+
+    def __init__(self, retrying: Callable[[str], int]) -> None:
+        super().__init__()
+        self._retrying = retrying
+
+    def render(self, task: Any) -> Any:
+        from rich.text import Text
+
+        failed = task.fields.get("failed", 0)
+        retrying = self._retrying(task.fields.get("role", ""))
+        text = Text()
+        text.append(f"failed {failed}", style="red" if failed else "dim")
+        text.append("  ")
+        text.append(f"retrying {retrying}", style="yellow" if retrying else "dim")
+        return text
+
+
+class _Progress:
+    """One rich progress display, a row per stage: done/total, failed, retrying, rate, ETA.
+
+    A no-op when disabled. It writes to stderr, so ``--json`` output on stdout stays clean.
+    """
+
+    def __init__(self, enabled: bool, clients: dict[str, Client | None] | None = None) -> None:
         self._bar: Any = None
         self._tasks: dict[str, Any] = {}
+        self._failed: dict[str, int] = {}
+        self._clients = clients or {}
         if enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(
-                TextColumn("{task.description:<8}"),
+                TextColumn("{task.description:<6}"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TimeElapsedColumn(),
+                _Counts(self._retrying),
+                _Rate(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
                 transient=False,
             )
+
+    def _retrying(self, role: str) -> int:
+        client = self._clients.get(role)
+        return client.retrying if client is not None else 0
 
     @contextlib.contextmanager
     def running(self) -> Iterator[_Progress]:
@@ -69,13 +117,73 @@ class _Progress:
         with self._bar:
             yield self
 
-    def add(self, name: str, total: int) -> None:
+    def add(self, name: str, total: int, role: str) -> None:
         if self._bar is not None:
-            self._tasks[name] = self._bar.add_task(name, total=total)
+            self._tasks[name] = self._bar.add_task(name, total=total, failed=0, role=role)
 
-    def advance(self, name: str) -> None:
+    def advance(self, name: str, failed: bool = False) -> None:
         if self._bar is not None and name in self._tasks:
-            self._bar.advance(self._tasks[name])
+            self._failed[name] = self._failed.get(name, 0) + int(failed)
+            self._bar.update(self._tasks[name], advance=1, failed=self._failed[name])
+
+
+def quiet_libraries() -> None:
+    """Silence transformers', datasets' and huggingface_hub's own progress bars inside a run.
+
+    Sets the libraries' environment switches (read when they are first imported) and calls their
+    ``disable_progress_bar(s)`` when they are already imported; nothing heavy is imported here.
+    """
+    import os
+    import sys
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    if "datasets" in sys.modules:
+        import datasets
+
+        datasets.disable_progress_bars()
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+
+
+def _record_failed(record: Any) -> bool:
+    """Whether a finished record counts as failed in the progress display."""
+    if getattr(record, "status", "ok") != "ok":
+        return True
+    audit = getattr(record, "self_audit", None)
+    return audit is not None and audit.status in ("parse_failure", "call_failure")
+
+
+async def drain(units: Iterable[Callable[[], Awaitable[None]]], workers: int) -> None:
+    """Run ``units`` (zero-argument coroutine factories) on ``workers`` concurrent workers.
+
+    Units are pulled lazily, one per free worker, so work finishes in the order it was started
+    (streaming: the first records arrive in the first seconds) and memory stays bounded. The first
+    exception (e.g. :class:`~mirage_bench.client.FatalBackendError`) cancels every other worker
+    and is re-raised.
+    """
+    iterator = iter(units)
+
+    async def worker() -> None:
+        for make in iterator:
+            await make()
+
+    tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, workers))]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _needs_redo(record: Any, retry_failed: bool) -> bool:
@@ -101,8 +209,16 @@ async def execute(
     *,
     progress: bool = False,
     on_record: Callable[[], None] | None = None,
+    workers: int | None = None,
 ) -> None:
-    """Run every pending unit of work of ``settings`` into ``run``."""
+    """Run every pending unit of work of ``settings`` into ``run``, streaming per instance.
+
+    Each backend is checked first with one cheap request (:meth:`Client.preflight`: the judge too,
+    before any model call is spent). Then ``workers`` workers (default: the clients' concurrency
+    summed, so every client can be kept full) take one unit at a time: an instance runs task ->
+    self-audit -> judge before the worker takes the next, so records and judge calls start in the
+    first seconds. A :class:`~mirage_bench.client.FatalBackendError` stops every worker at once.
+    """
     from mirage_bench.instruments.accum import ACCUM_CONDITIONS, run_accum
     from mirage_bench.instruments.judge import judge_response
     from mirage_bench.instruments.probe import run_probe
@@ -111,11 +227,12 @@ async def execute(
     from mirage_bench.usage import stage as usage_stage
 
     s = settings
+    quiet_libraries()
     #: Keyword arguments every instrument call shares.
     common: dict[str, Any] = {"seed": s.seed, "max_attempts": s.max_attempts, "smoke_test": s.smoke_test}
     stores = {name: run.store(name) for name in ("responses", "judgments", "probe", "accum")}
     done = {name: store.read() for name, store in stores.items()}
-    bars = _Progress(progress)
+    bars = _Progress(progress, {"model": model_client, "judge": judge_client})
 
     async def record(name: str, rec: Any) -> None:
         # fsync in a worker thread: concurrent appends overlap instead of stalling the event loop
@@ -127,38 +244,42 @@ async def execute(
     async def instance(persona: Persona, task_id: str) -> None:
         key = (persona.persona_id, task_id)
         rec: ResponseRecord | None = done["responses"].get(key)
-        if "task" in s.stages and _needs_redo(rec, s.retry_failed):
-            assert model_client is not None
-            rec = await run_task(
-                model_client,
-                persona,
-                get_task(task_id),
-                model_name=s.model_name,
-                max_tokens=s.max_tokens,
-                audit_max_tokens=s.audit_max_tokens,
-                **common,
-            )
-            await record("responses", rec)
-        bars.advance("task")
-        if "judge" in s.stages and rec is not None and rec.status == "ok":
-            old: JudgmentRecord | None = done["judgments"].get(key)
-            if _needs_redo(old, s.retry_failed) or (old is not None and old.model != rec.model):
-                assert judge_client is not None and s.judge_name is not None
-                judgment = await judge_response(
-                    judge_client, rec, persona, judge_name=s.judge_name, max_tokens=s.judge_max_tokens,
-                    config=s.judge_config, **common,
+        if "task" in s.stages:
+            if _needs_redo(rec, s.retry_failed):
+                assert model_client is not None
+                rec = await run_task(
+                    model_client,
+                    persona,
+                    get_task(task_id),
+                    model_name=s.model_name,
+                    max_tokens=s.max_tokens,
+                    audit_max_tokens=s.audit_max_tokens,
+                    **common,
                 )
-                await record("judgments", judgment)
-        bars.advance("judge")
+                await record("responses", rec)
+            bars.advance("task", failed=rec is None or _record_failed(rec))
+        if "judge" in s.stages:
+            judged: Any = None
+            if rec is not None and rec.status == "ok":
+                judged = done["judgments"].get(key)
+                if _needs_redo(judged, s.retry_failed) or (judged is not None and judged.model != rec.model):
+                    assert judge_client is not None and s.judge_name is not None
+                    judged = await judge_response(
+                        judge_client, rec, persona, judge_name=s.judge_name, max_tokens=s.judge_max_tokens,
+                        config=s.judge_config, **common,
+                    )
+                    await record("judgments", judged)
+            bars.advance("judge", failed=judged is None or _record_failed(judged))
 
     async def unit(name: str, key: tuple[str, ...], make: Callable[[], Awaitable[Any]]) -> None:
         """Run one Probe / Accum unit unless its record is already done."""
-        if _needs_redo(done[name].get(key), s.retry_failed):
+        rec = done[name].get(key)
+        if _needs_redo(rec, s.retry_failed):
             assert model_client is not None
             with usage_stage(name):
-                result = await make()
-            await record(name, result)
-        bars.advance(name)
+                rec = await make()
+            await record(name, rec)
+        bars.advance(name, failed=_record_failed(rec))
 
     def probe(persona: Persona) -> Awaitable[None]:
         return unit("probe", (persona.persona_id,), lambda: run_probe(
@@ -173,26 +294,39 @@ async def execute(
             condition=condition, max_tokens=s.audit_max_tokens, **common,
         ))
 
-    jobs: list[Any] = []
     n_instances = len(s.personas) * len(s.task_ids)
-    if "task" in s.stages or "judge" in s.stages:
-        jobs += [instance(p, t) for p in s.personas for t in s.task_ids]
-    if "probe" in s.stages:
-        jobs += [probe(p) for p in s.personas]
     scripts = {sc.persona_id: sc for sc in s.accum_scripts}
     accum_personas = [p for p in s.personas if p.persona_id in scripts]
-    if "accum" in s.stages:
-        jobs += [accum(p, scripts[p.persona_id], c) for c in ACCUM_CONDITIONS for p in accum_personas]
+
+    def units() -> Iterator[Callable[[], Awaitable[None]]]:
+        if "task" in s.stages or "judge" in s.stages:
+            for p in s.personas:
+                for t in s.task_ids:
+                    yield lambda p=p, t=t: instance(p, t)
+        if "probe" in s.stages:
+            for p in s.personas:
+                yield lambda p=p: probe(p)
+        if "accum" in s.stages:
+            for c in ACCUM_CONDITIONS:
+                for p in accum_personas:
+                    yield lambda p=p, c=c: accum(p, scripts[p.persona_id], c)
+
+    # one cheap request per backend before the first real one: a bad key stops the run here
+    distinct = {id(c): c for c in (judge_client, model_client) if c is not None}
+    for client in distinct.values():
+        await client.preflight()
+    if workers is None:
+        workers = sum(c.config.concurrency for c in distinct.values()) or 1
     with bars.running():
-        for stage, total in (
-            ("task", n_instances),
-            ("judge", n_instances),
-            ("probe", len(s.personas)),
-            ("accum", len(accum_personas) * len(ACCUM_CONDITIONS)),
+        for stage, total, role in (
+            ("task", n_instances, "model"),
+            ("judge", n_instances, "judge"),
+            ("probe", len(s.personas), "model"),
+            ("accum", len(accum_personas) * len(ACCUM_CONDITIONS), "model"),
         ):
             if stage in s.stages:
-                bars.add(stage, total)
-        await asyncio.gather(*jobs)
+                bars.add(stage, total, role)
+        await drain(units(), workers)
 
 
 # --- entry points used by the CLI ----------------------------------------------------------------
@@ -237,35 +371,36 @@ FREE_KINDS = ("scripted", "local", "transformers", "llamacpp", "vllm")
 
 @dataclass
 class Session:
-    """One process working on a run directory: backends, clients, manifest, usage bookkeeping."""
+    """One process working on a run directory: backends, clients, manifest, usage bookkeeping.
+
+    Usage lives in the run's :class:`~mirage_bench.runs.UsageLedger` (every request journalled
+    before it is sent, over all sessions); the manifest is rewritten from it.
+    """
 
     run: RunDir
     manifest: Any
     clients: dict[str, Client]
     prices: dict[str, tuple[float, float] | None]
-    base_usage: dict[str, dict[str, int]]
+    ledger: Any
     records_since_save: int = 0
-    base_stage_usage: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def stage_usage(self) -> dict[str, dict[str, int]]:
-        """Usage per stage (:mod:`mirage_bench.usage`), summed over every session of the run."""
-        from mirage_bench.usage import add_usage
+        """Usage per stage (:mod:`mirage_bench.usage`) over every session: the ledger's ``stage:*`` rows."""
+        from mirage_bench.client import ClientStats
 
-        out: dict[str, dict[str, int]] = {}
-        for name, counts in self.base_stage_usage.items():
-            add_usage(out, name, **counts)
-        for client in self.clients.values():
-            for name, counts in client.stage_usage.items():
-                add_usage(out, name, **counts)
-        return out
+        zero = ClientStats().as_dict()
+        return {
+            role.partition(":")[2]: {**zero, **counters}
+            for role, counters in sorted(self.ledger.totals.items())
+            if role.startswith("stage:")
+        }
 
     def usage(self) -> dict[str, dict[str, int]]:
-        out = {}
-        for role, client in self.clients.items():
-            prev = self.base_usage.get(role, {})
-            stats = client.stats.as_dict()
-            out[role] = {k: prev.get(k, 0) + v for k, v in stats.items()}
-        return out
+        """Counters per role over every session of the run."""
+        from mirage_bench.client import ClientStats
+
+        zero = ClientStats().as_dict()
+        return {role: {**zero, **self.ledger.totals.get(role, {})} for role in self.clients}
 
     def save(self, status: str | None = None) -> None:
         from mirage_bench.runs import utc_now
@@ -302,6 +437,11 @@ class Session:
             self.save()
 
 
+def _stage_journal(ledger: Any) -> Callable[[str, str, int], None]:
+    """Journal per-stage counters into the run's ledger as pseudo-roles ``stage:<name>``."""
+    return lambda stage, counter, n: ledger.add(f"stage:{stage}", counter, n)
+
+
 def _price(spec: str | None, given: tuple[float, float] | None) -> tuple[float, float] | None:
     """The price of ``spec``: ``given``, else the price table (:func:`mirage_bench.cost.lookup_price`)."""
     from mirage_bench.cost import lookup_price
@@ -331,7 +471,7 @@ def run_session(
     from pathlib import Path
 
     from mirage_bench.cache import ResponseCache
-    from mirage_bench.client import Client, ClientConfig, run_closing
+    from mirage_bench.client import Client, ClientConfig, FatalBackendError, run_closing
     from mirage_bench.instruments.records import write_json_atomic
     from mirage_bench.instruments.summary import summarize
     from mirage_bench.runs import RunDir, write_claims
@@ -350,13 +490,19 @@ def run_session(
                     store.append(rec)
         cache = ResponseCache(Path(cache_path) if cache_path else run.path / "cache.sqlite")
         config = ClientConfig(**{"concurrency": concurrency, **(client_options or {})})
+        ledger = run.ledger()
+        ledger.seed(manifest.usage)
         clients: dict[str, Client] = {}
-        if model_backend is not None:
-            clients["model"] = Client(model_backend, config, cache)
-        if judge_backend is not None:
-            clients["judge"] = Client(judge_backend, config, cache)
-        session = Session(run, manifest, clients, prices or {}, dict(manifest.usage),
-                          base_stage_usage=dict(manifest.usage_by_stage))
+        if not any(role.startswith("stage:") for role in ledger.totals):
+            for name, counters in manifest.usage_by_stage.items():  # runs written before the ledger
+                for counter, n in counters.items():
+                    if n:
+                        ledger.add(f"stage:{name}", counter, int(n))
+        for role, backend in (("model", model_backend), ("judge", judge_backend)):
+            if backend is not None:
+                clients[role] = Client(backend, config, cache, journal=ledger.journal(role), role=role)
+                clients[role].stage_journal = _stage_journal(ledger)
+        session = Session(run, manifest, clients, prices or {}, ledger)
         try:
             run_closing(
                 execute(
@@ -369,11 +515,15 @@ def run_session(
                 ),
                 *clients.values(),
             )
+        except FatalBackendError:
+            session.save("failed")
+            raise
         except BaseException:
             session.save("interrupted")
             raise
         finally:
             cache.close()
+            ledger.close()
         run.compact()
         responses, judgments = run.read("responses"), run.read("judgments")
         if "judge" in settings.stages:
