@@ -42,6 +42,7 @@ def judge_claims_command(
     timeout: float = typer.Option(120.0, "--timeout", min=1, help="Seconds before one call times out."),
 ) -> None:
     """Label given claims with a judge, from exactly what the H.1 annotator sees (no extraction)."""
+    from mirage_bench.client import FatalBackendError
     from mirage_bench.judges.claims import judge_claims_file
     from mirage_bench.judges.config import load_judge_config
 
@@ -58,6 +59,9 @@ def judge_claims_command(
         )
     except (ValueError, ImportError) as exc:
         raise _fail(exc) from exc
+    except FatalBackendError as exc:
+        typer.echo(f"error: {exc} (labels so far are kept in {out}; re-run to resume)", err=True)
+        raise typer.Exit(3) from exc
     typer.echo(
         f"{counts['claims']} claims: {counts['ok']} labelled, {counts['parse_failure']} parse failure(s), "
         f"{counts['call_failure']} call failure(s) (failures are kept with label null, never scored); "
@@ -133,6 +137,7 @@ def canary_command(
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Calls in flight."),
 ) -> None:
     """Re-label the drift canary with a judge and record its agreement with the reference, dated."""
+    from mirage_bench.client import FatalBackendError
     from mirage_bench.judges.canary import build_canary, drift, run_canary
     from mirage_bench.judges.config import load_judge_config
     from mirage_bench.leaderboard.store import SubmissionStore
@@ -144,6 +149,9 @@ def canary_command(
         record = run_canary(root, config, reason="on request", concurrency=concurrency)
     except (ValueError, ImportError) as exc:
         raise _fail(exc) from exc
+    except FatalBackendError as exc:
+        typer.echo(f"error: {exc} (no canary recorded)", err=True)
+        raise typer.Exit(3) from exc
     flagged = drift([*_history(root)])[-1]["drift"]
     kappa = "none scored" if record["kappa"] is None else f"{record['kappa']:.3f}"
     ci = record.get("kappa_ci")
