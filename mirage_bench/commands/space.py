@@ -1,4 +1,4 @@
-"""CLI commands of the space area: ``space``, ``worker`` and ``annotate-sample``."""
+"""CLI commands of the space area: ``space`` and ``annotate-sample`` (``worker`` is in ``leaderboard``)."""
 
 from __future__ import annotations
 
@@ -47,49 +47,6 @@ def register(app: typer.Typer) -> None:
             endpoint_concurrency=endpoint_concurrency,
         )
         launch(config, host=host, port=port, block=True)
-
-    @app.command("worker")
-    def worker_cmd(
-        store: Path | None = typer.Option(
-            None, help="Submission store (default $MIRAGE_SUBMISSIONS_DIR or submissions/store)."
-        ),
-        judge: str | None = typer.Option(None, help="Judge spec (default $MIRAGE_JUDGE or local)."),
-        judge_config: str | None = typer.Option(
-            None,
-            "--judge-config",
-            help="Judge config name or YAML file (default $MIRAGE_JUDGE_CONFIG, else local/paper).",
-        ),
-        once: bool = typer.Option(False, help="Exit when the queue is empty instead of polling."),
-        poll: float = typer.Option(5.0, help="Seconds between queue polls."),
-        concurrency: int = typer.Option(8, help="Concurrent judge calls."),
-        endpoint_concurrency: int = typer.Option(
-            8, min=1, help="Calls in flight to a submitted endpoint while generating its responses."
-        ),
-    ) -> None:
-        """Judge queued leaderboard submissions (a separate worker process for the Space)."""
-        import logging
-
-        from mirage_bench.leaderboard.worker import Worker
-
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-        try:
-            w = Worker(
-                store,
-                judge=judge,
-                judge_config=judge_config,
-                poll_s=poll,
-                concurrency=concurrency,
-                endpoint_concurrency=endpoint_concurrency,
-            )
-        except ValueError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from exc
-        hub = f", Hub sync to {w.hub_repo}" if w.hub_repo else ""
-        typer.echo(f"worker: judge {w.judge} (config {w.judge_config.name}), store {w.store.root}{hub}")
-        try:
-            w.serve(once=once)
-        except KeyboardInterrupt:  # pragma: no cover - interactive
-            w.stop()
 
     @app.command("annotate-sample")
     def annotate_sample(

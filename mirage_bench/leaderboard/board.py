@@ -316,3 +316,48 @@ __all__ = [
     "pattern_for",
     "row_from_run_dir",
 ]
+
+
+def row_flags(row: dict[str, Any]) -> list[str]:
+    """A row's flags as a list of strings (empty when clean; a missing or NaN value is clean).
+
+    >>> row_flags({"flags": ["degenerate"]}), row_flags({"flags": float("nan")}), row_flags({})
+    (['degenerate'], [], [])
+    """
+    value = row.get("flags")
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    if hasattr(value, "tolist"):
+        return [str(v) for v in value.tolist()]
+    return []
+
+
+#: The fields of each row that :func:`board_rows` returns.
+ROW_FIELDS: tuple[str, ...] = (
+    "rank", "model", "judge", "source", "family", "revision", "claims", "oi_pct", "oi_ci_low",
+    "oi_ci_high", "smoke_test", "flags", "submission_id",
+)
+
+
+def board_rows(
+    board: pd.DataFrame, *, judge: str | None = None, include_all: bool = False
+) -> list[dict[str, Any]]:
+    """The rows the ranked view shows for ``judge``, highest OI first, as plain dicts.
+
+    Smoke-test and flagged rows are left out unless ``include_all``; each row carries ``model``,
+    ``judge``, ``smoke_test`` and ``flags`` (a list, empty when clean). Ranks count the returned rows.
+    """
+    frame = board if judge is None else board[board["judge"] == judge]
+    records = frame.sort_values("oi_pct", ascending=False, kind="stable", na_position="last").to_dict(
+        "records"
+    )
+    out = []
+    for rec in records:
+        flags = row_flags(rec)
+        smoke = bool(rec.get("smoke_test"))
+        if not include_all and (smoke or flags):
+            continue
+        row = {k: rec.get(k) for k in ROW_FIELDS if k not in ("rank", "flags", "smoke_test")}
+        row.update(rank=len(out) + 1, smoke_test=smoke, flags=flags)
+        out.append({k: row.get(k) for k in ROW_FIELDS})
+    return out

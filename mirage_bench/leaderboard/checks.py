@@ -37,6 +37,8 @@ class Metadata:
     revision: str = "main"
     link: str = ""
     license: str = ""
+    #: The Hugging Face username of a submitter logged in with HF OAuth (then ``contact`` may be empty).
+    hf_user: str = ""
 
     def problems(self) -> list[str]:
         """Validation messages for the metadata (empty when valid).
@@ -54,7 +56,7 @@ class Metadata:
             )
         if not self.family.strip():
             out.append("model family is required")
-        if not self.contact.strip():
+        if not self.contact.strip() and not self.hf_user.strip():
             out.append("contact (submitter e-mail or Hub user) is required")
         if not self.revision.strip():
             out.append("revision is required (use 'main' if unsure)")

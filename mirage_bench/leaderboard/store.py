@@ -69,6 +69,8 @@ class SubmissionRequest(BaseModel):
     link: str = ""
     license: str = ""
     contact: str
+    #: The submitter's Hugging Face username when they logged in with HF OAuth (the rate-limit key).
+    hf_user: str = ""
     #: For ``kind="endpoint"``: the OpenAI-compatible base URL and model id (no key is ever stored).
     endpoint_base_url: str | None = None
     endpoint_model: str | None = None
@@ -79,6 +81,13 @@ class SubmissionRequest(BaseModel):
     n_responses: int = 0
     progress_done: int = 0
     progress_total: int = 0
+    #: What the worker is doing now: "" (queued or done), "loading the judge model", "judging".
+    phase: str = ""
+    #: Measured judging rate of the current run (verdicts per minute) and the time left at that rate.
+    rate_per_min: float | None = None
+    eta_s: float | None = None
+    #: Findings about the submission (e.g. degenerate text, injection attempts); empty when clean.
+    flags: list[str] = []
     submitted_at: str
     started_at: str | None = None
     finished_at: str | None = None
@@ -89,6 +98,28 @@ class SubmissionRequest(BaseModel):
         if self.progress_total:
             return f"judged {self.progress_done} of {self.progress_total}"
         return ""
+
+    @property
+    def submitter_key(self) -> str:
+        """Who submitted, for the rate limit: the HF username when logged in, else the contact."""
+        return f"hf:{self.hf_user.lower()}" if self.hf_user else f"contact:{self.contact.strip().lower()}"
+
+
+def format_duration(seconds: float | None) -> str:
+    """A short human duration.
+
+    >>> format_duration(42), format_duration(3 * 3600 + 5 * 60), format_duration(None)
+    ('42 s', '3 h 5 min', '')
+    """
+    if seconds is None:
+        return ""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 90:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
 
 
 def utc_now() -> str:
@@ -131,10 +162,13 @@ class SubmissionStore:
         *,
         rate_limit: int = 3,
         rate_window: timedelta = timedelta(days=1),
+        mirror: Any = None,
     ) -> None:
         self.root = Path(root) if root is not None else default_store_root()
         self.rate_limit = rate_limit
         self.rate_window = rate_window
+        #: A :class:`mirage_bench.leaderboard.hub.HubMirror` (or None: local files only).
+        self.mirror = mirror
         for sub in ("requests", "uploads", "results", "annotation/samples", "annotation/labels", "reward"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._lock = FileLock(str(self.root / ".store.lock"))
@@ -177,22 +211,30 @@ class SubmissionStore:
             self.request_path(submission_id).read_text(encoding="utf-8")
         )
 
-    def save(self, request: SubmissionRequest) -> None:
-        """Write one request atomically."""
+    def changed(self, *, urgent: bool = False) -> None:
+        """Tell the Hub mirror (if any) that files changed: ``urgent`` for a state change."""
+        if self.mirror is not None:
+            self.mirror.request_push(urgent=urgent)
+
+    def save(self, request: SubmissionRequest, *, urgent: bool = True) -> None:
+        """Write one request atomically (and ask the Hub mirror for a commit)."""
         atomic_write_text(self.request_path(request.submission_id), request.model_dump_json(indent=2))
+        self.changed(urgent=urgent)
 
     def update(self, submission_id: str, **changes: Any) -> SubmissionRequest:
         """Apply ``changes`` to a request under the store lock and return the new version."""
         with self.locked():
             current = self.get(submission_id)
             updated = SubmissionRequest.model_validate({**current.model_dump(), **changes})
-            self.save(updated)
+            self.save(updated, urgent=updated.status != current.status)
             return updated
 
     def _gate(self, meta: Metadata, now: datetime) -> list[str]:
         """Duplicate and rate-limit checks (call under the lock)."""
         problems = []
         name, rev = meta.model_name.strip().lower(), meta.revision.strip().lower()
+        key = f"hf:{meta.hf_user.lower()}" if meta.hf_user else f"contact:{meta.contact.strip().lower()}"
+        who = meta.hf_user or meta.contact
         recent = 0
         for req in self.list_requests():
             if req.status != Status.FAILED and req.model_name.lower() == name and req.revision.lower() == rev:
@@ -201,15 +243,12 @@ class SubmissionStore:
                     f"in the queue (submission {req.submission_id}, {req.status.value})"
                 )
             submitted = datetime.fromisoformat(req.submitted_at)
-            if (
-                req.contact.strip().lower() == meta.contact.strip().lower()
-                and now - submitted < self.rate_window
-            ):
+            if req.submitter_key == key and now - submitted < self.rate_window:
                 recent += 1
         if recent >= self.rate_limit:
             hours = self.rate_window.total_seconds() / 3600
             problems.append(
-                f"rate limit: {meta.contact!r} already submitted {recent} time(s) in the last {hours:g} h "
+                f"rate limit: {who!r} already submitted {recent} time(s) in the last {hours:g} h "
                 f"(limit {self.rate_limit})"
             )
         return problems
@@ -268,7 +307,8 @@ class SubmissionStore:
                 family=meta.family.strip(),
                 link=meta.link.strip(),
                 license=meta.license.strip(),
-                contact=meta.contact.strip(),
+                contact=(meta.contact.strip() or meta.hf_user),
+                hf_user=meta.hf_user,
                 submitted_at=now.isoformat(),
                 **extra,
             )
@@ -294,9 +334,21 @@ class SubmissionStore:
         ]
 
     def queue_rows(self) -> list[dict[str, Any]]:
-        """Rows for the queue table, newest first (never includes contact details or keys)."""
+        """Rows for the queue table, newest first (never includes contact details or keys).
+
+        ``position`` is the place of a PENDING submission in the queue (1 = judged next);
+        ``state`` says in words what is happening: the position, "loading the judge model", or
+        "judged k of n · R/min · about T left".
+        """
+        requests = self.list_requests()
+        positions = {
+            r.submission_id: i
+            for i, r in enumerate((r for r in requests if r.status == Status.PENDING), start=1)
+        }
+        running = sum(r.status == Status.RUNNING for r in requests)
         rows = []
-        for r in reversed(self.list_requests()):
+        for r in reversed(requests):
+            position = positions.get(r.submission_id)
             rows.append(
                 {
                     "submission": r.submission_id,
@@ -305,14 +357,26 @@ class SubmissionStore:
                     "family": r.family,
                     "kind": r.kind,
                     "status": r.status.value,
+                    "position": position,
+                    "state": queue_state(r, position, running),
                     "progress": r.progress,
+                    "judged": r.progress_done,
+                    "total": r.progress_total or r.n_responses,
+                    "rate_per_min": r.rate_per_min,
+                    "eta_s": r.eta_s,
                     "judge": r.judge or "",
                     "smoke_test": bool(r.smoke_test),
+                    "flags": list(r.flags),
                     "reason": r.reason,
                     "submitted": r.submitted_at,
                 }
             )
         return rows
+
+    def measured_rate(self, judge: str) -> float | None:
+        """The last measured judging rate (verdicts per minute) of ``judge`` in this store, if any."""
+        rates = [r.rate_per_min for r in self.list_requests() if r.judge == judge and r.rate_per_min]
+        return rates[-1] if rates else None
 
     # -- annotation samples and labels --------------------------------------------------------
     def sample_path(self, sample_id: str) -> Path:
@@ -335,7 +399,8 @@ class SubmissionStore:
             rows = read_jsonl(path) if path.exists() else []
             rows = [r for r in rows if r.get("item_id") != record["item_id"]] + [record]
             atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-            return len(rows)
+        self.changed(urgent=True)
+        return len(rows)
 
     def read_labels(self, sample_id: str, annotator_id: str) -> list[dict[str, Any]]:
         """One annotator's labels for a sample (empty if none yet)."""
@@ -346,6 +411,33 @@ class SubmissionStore:
     def reward_files(self) -> list[Path]:
         """Scored preference-pair sets (JSONL) written by the reward area."""
         return sorted((self.root / "reward").glob("*.jsonl"))
+
+
+def queue_state(request: SubmissionRequest, position: int | None, running: int = 0) -> str:
+    """What a submission is doing, in words (the queue's ``state`` column).
+
+    >>> r = SubmissionRequest(submission_id="s", kind="file", model_name="m", family="f", contact="c",
+    ...                       submitted_at="2026-01-01T00:00:00+00:00", status=Status.RUNNING,
+    ...                       progress_done=12, progress_total=900, rate_per_min=6.0, eta_s=8880,
+    ...                       phase="judging")
+    >>> queue_state(r, None)
+    'judged 12 of 900 · 6 per min · about 2 h 28 min left'
+    """
+    if request.status == Status.PENDING:
+        ahead = (position or 1) - 1 + running
+        return f"queued: position {position or '?'} ({ahead} ahead)"
+    if request.status == Status.RUNNING:
+        if request.phase and request.phase != "judging":
+            return request.phase
+        parts = [request.progress or "starting"]
+        if request.rate_per_min:
+            parts.append(f"{request.rate_per_min:g} per min")
+        if request.eta_s is not None and request.progress_done < request.progress_total:
+            parts.append(f"about {format_duration(request.eta_s)} left")
+        elif request.progress_total and not request.rate_per_min:
+            parts.append("measuring the rate")
+        return " · ".join(parts)
+    return request.status.value.lower()
 
 
 def endpoint_url_problems(base_url: str) -> list[str]:

@@ -15,28 +15,39 @@ The judge is ``MIRAGE_JUDGE`` (read when the worker is created) or the ``judge``
 default is the engine's embedded ``local`` smoke-test model, whose rows are flagged
 ``smoke_test``. Its settings come from a judge config (``judge_config`` argument or
 ``MIRAGE_JUDGE_CONFIG``: a bundled name or a YAML file; default ``local`` for the local model and
-``paper`` otherwise, with the spec above); each board row names its judge config and sha256.
-Error messages are scrubbed of API keys before they are stored or shown.
+``paper`` otherwise, with the spec above); each board row names its judge config and sha256. The
+drift canary (:mod:`mirage_bench.judges.canary`) runs the first time a (non-smoke) judge config or
+backend snapshot is used. Error messages are scrubbed of API keys before they are stored or shown.
 
 Endpoint submissions: the worker first sends one tiny chat request to the endpoint (an unreachable
 or refusing endpoint fails at once, with the reason), then runs the engine's Task stage against it
 in a subprocess whose environment holds no secret (the Space's own API keys never reach a submitted
 endpoint), reporting "generating responses: k of n" in the queue as it goes.
 
-Hub sync (``MIRAGE_HUB_REPO``): after each submission, and when idle if annotation labels or
-requests changed, requests, result rows, claims and annotation labels are uploaded to that Hub
-dataset repo (created private when missing). A failed sync is logged and retried later; it never
-stops the worker.
+Shutdown (:meth:`Worker.stop`, SIGINT/SIGTERM in the CLI and the Space): the worker stops taking
+new calls, cancels the calls in flight (a local generation that cannot be interrupted is abandoned in
+a daemon thread), records no failure verdict for them, flushes and returns within seconds; the
+submission stays RUNNING and the next start resumes it.
+
+One judge per result: a RUNNING submission whose verdicts came from another judge than this
+worker's is re-judged from scratch (the old verdicts are set aside in ``judgments.<judge>.discarded``),
+and a finished result's ``judgments.jsonl`` holds exactly one verdict per response.
+
+Hub (:mod:`mirage_bench.leaderboard.hub`): when the store has a Hub mirror, every state change asks
+for a commit and :meth:`Worker.stop` flushes it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import logging
 import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +65,8 @@ _KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|hf_[A-Z
 
 #: The queue's note on a submission judged by a smoke-test judge (the embedded ``local`` model).
 SMOKE_NOTE = "smoke-test judge: slow on a CPU, labels meaningless, row hidden from the ranked board"
-#: What the Hub sync uploads (paths relative to the store root).
-HUB_SYNC_PATTERNS: tuple[str, ...] = (
-    "requests/*.json",
-    "results/*/leaderboard_row.json",
-    "results/*/claims.parquet",
-    "annotation/labels/*/*.jsonl",
-    "judges/canary/*.json*",
-    "judges/canary/labels/*.jsonl",
-)
+#: Shown in the queue while the judge model loads (a local judge loads it before its first verdict).
+LOADING_NOTE = "loading the judge model"
 
 
 def resolve_judge_config(judge: str | None = None, judge_config: str | None = None) -> Any:
@@ -97,6 +101,33 @@ class Interrupted(Exception):
     """The worker was asked to stop mid-submission; the submission stays RUNNING and is resumed later."""
 
 
+class _DaemonExecutor(concurrent.futures.ThreadPoolExecutor):
+    """Runs each call in its own daemon thread; ``shutdown`` never waits.
+
+    The event loop's default executor (``asyncio.to_thread``, used by local backends) would make
+    the interpreter wait at exit for a generation that cannot be interrupted; with this executor a
+    stopped worker abandons such a call and the process exits at once.
+    """
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+                future.set_exception(exc)
+
+        threading.Thread(target=run, name="mirage-judge-call", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Never waits: an abandoned call finishes (or not) in its daemon thread."""
+        return None
+
+
 def redact(text: str, env: dict[str, str] | None = None) -> str:
     """Remove API keys from ``text``: values of secret-looking env vars and key-shaped strings.
 
@@ -117,32 +148,25 @@ class Worker:
 
     def __init__(
         self,
-        store_root: Path | str | None = None,
+        store: SubmissionStore | Path | str | None = None,
         *,
         judge: str | None = None,
         judge_config: str | None = None,
         poll_s: float = 2.0,
         concurrency: int = 8,
-        hub_repo: str | None = None,
         endpoint_concurrency: int = 8,
         endpoint_check_timeout_s: float = 30.0,
-        hub_sync_interval_s: float = 60.0,
         canary: bool | None = None,
     ) -> None:
-        self.store = SubmissionStore(store_root)
+        self.store = store if isinstance(store, SubmissionStore) else SubmissionStore(store)
         self.judge_config = resolve_judge_config(judge, judge_config)
         self.judge = self.judge_config.spec
         #: Run the drift canary on first use of a config/snapshot: None = only for non-smoke judges.
         self.canary = canary
         self.poll_s = poll_s
         self.concurrency = concurrency
-        self.hub_repo = hub_repo if hub_repo is not None else os.environ.get("MIRAGE_HUB_REPO") or None
         self.endpoint_concurrency = endpoint_concurrency
         self.endpoint_check_timeout_s = endpoint_check_timeout_s
-        self.hub_sync_interval_s = hub_sync_interval_s
-        self._hub_synced: tuple[tuple[str, int, int], ...] | None = None
-        self._hub_repo_ready = False
-        self._hub_last_attempt = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = FileLock(str(self.store.root / ".worker.lock"))
@@ -155,11 +179,28 @@ class Worker:
         self._thread.start()
         return self._thread
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Ask the loop to stop after the current submission and wait for the thread."""
+    @property
+    def stopping(self) -> bool:
+        """True once :meth:`stop` (or :meth:`request_stop`) was called."""
+        return self._stop.is_set()
+
+    def request_stop(self) -> None:
+        """Ask the worker to stop (safe from a signal handler): no new calls, in-flight calls abandoned."""
         self._stop.set()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop the worker, wait up to ``timeout`` s for its thread, then flush the Hub mirror.
+
+        Returns True when the worker thread (if any) has ended.
+        """
+        self._stop.set()
+        ended = True
         if self._thread is not None:
             self._thread.join(timeout)
+            ended = not self._thread.is_alive()
+        if self.store.mirror is not None:
+            self.store.mirror.flush()
+        return ended
 
     def serve(self, *, once: bool = False) -> None:
         """Loop: hold the worker lock, judge submissions until stopped (or the queue is empty if ``once``)."""
@@ -173,8 +214,6 @@ class Worker:
             try:
                 while not self._stop.is_set():
                     if not self.run_once():
-                        if once or time.monotonic() - self._hub_last_attempt >= self.hub_sync_interval_s:
-                            self.sync_to_hub()  # annotation labels given since the last sync
                         if once:
                             return
                         self._stop.wait(self.poll_s)
@@ -196,12 +235,14 @@ class Worker:
             log.info("submission %s interrupted: stays RUNNING, resumed later", request.submission_id)
             return True
         except Exception as exc:  # a submission never takes the worker down with it
+            if self._stop.is_set():  # an error caused by the shutdown itself is not a verdict
+                log.info("submission %s stopped (%s): stays RUNNING", request.submission_id, exc)
+                return True
             reason = redact(f"{type(exc).__name__}: {exc}")
             log.warning("submission %s failed: %s", request.submission_id, reason)
             self.store.update(
                 request.submission_id, status=Status.FAILED, reason=reason, finished_at=utc_now()
             )
-        self.sync_to_hub()
         return True
 
     # -- judging -----------------------------------------------------------------------------
@@ -214,11 +255,8 @@ class Worker:
         return self._backend
 
     def process(self, request: SubmissionRequest) -> None:
-        """Judge one RUNNING submission to the end (resumable)."""
+        """Judge one RUNNING submission to the end (resumable; raises :class:`Interrupted` on stop)."""
         from mirage_bench.backends.registry import is_smoke_test
-        from mirage_bench.cache import ResponseCache
-        from mirage_bench.client import Client, ClientConfig, run_closing
-        from mirage_bench.instruments.judge import judge_responses
         from mirage_bench.instruments.records import JudgmentRecord
 
         sid = request.submission_id
@@ -226,6 +264,7 @@ class Worker:
         run_dir.mkdir(parents=True, exist_ok=True)
         responses = self._responses(request, run_dir)
         judgments_path = run_dir / "judgments.jsonl"
+        self._one_judge(request, judgments_path)
         done: dict[tuple[str, str], JudgmentRecord] = {}
         if judgments_path.exists():
             for line in judgments_path.read_text(encoding="utf-8").splitlines():
@@ -234,7 +273,8 @@ class Worker:
                         rec = JudgmentRecord.model_validate_json(line)
                     except ValueError:
                         continue  # a torn last line from a crash: that response is judged again
-                    done[rec.key()] = rec
+                    if rec.judge == self.judge:
+                        done[rec.key()] = rec
         retry = {k for k, r in done.items() if r.status == "call_failure"}
         todo = [
             r
@@ -243,7 +283,6 @@ class Worker:
         ]
         backend = self._make_backend()
         smoke = is_smoke_test(backend)
-        self._canary(backend, smoke)
         total = len(responses)
         self.store.update(
             sid,
@@ -252,47 +291,13 @@ class Worker:
             progress_total=total,
             progress_done=total - len(todo),
             n_responses=total,
+            rate_per_min=None,
+            eta_s=None,
             reason=SMOKE_NOTE if smoke else "",
         )
-        write_lock = threading.Lock()
-        counter = {"done": total - len(todo), "last": 0.0}
-
-        # One append-mode handle for the whole submission: each verdict is written and flushed as it
-        # arrives (a killed process loses nothing the OS has); fsync at most twice a second and at the end.
-        fh = judgments_path.open("a", encoding="utf-8")
-
-        def on_result(rec: JudgmentRecord) -> None:
-            with write_lock:
-                fh.write(rec.model_dump_json() + "\n")
-                fh.flush()
-                done[rec.key()] = rec
-                counter["done"] += 1
-                now = time.monotonic()
-                if now - counter["last"] >= 0.5 or counter["done"] == total:
-                    counter["last"] = now
-                    os.fsync(fh.fileno())
-                    self.store.update(sid, progress_done=counter["done"])
-
-        try:
-            if todo:
-                cache = ResponseCache(run_dir / "judge_cache.sqlite")
-                client = Client(backend, ClientConfig(concurrency=self.concurrency), cache=cache)
-                run_closing(
-                    judge_responses(
-                        todo,
-                        client,
-                        judge_name=self.judge,
-                        smoke_test=smoke,
-                        on_result=on_result,
-                        config=self.judge_config,
-                    ),
-                    client,
-                )
-        finally:
-            fh.flush()
-            os.fsync(fh.fileno())
-            fh.close()
-        self.store.update(sid, progress_done=counter["done"])
+        self._canary(backend, smoke)
+        if todo:
+            self._judge(sid, backend, smoke, todo, total, judgments_path, done)
         self._finish(request, run_dir, list(done.values()), responses, total)
         self._canary(backend, smoke)
 
@@ -300,7 +305,7 @@ class Worker:
         """Run the drift canary the first time this judge config / snapshot is used (never raises)."""
         from mirage_bench.judges.canary import needs_canary, run_canary
 
-        if self.canary is False or (self.canary is None and smoke):
+        if self.canary is False or (self.canary is None and smoke) or self.stopping:
             return
         try:
             if needs_canary(self.store.root, self.judge_config, getattr(backend, "snapshot", None)):
@@ -313,6 +318,120 @@ class Worker:
                 )
         except Exception as exc:  # noqa: BLE001 - a canary problem never stops judging
             log.warning("drift canary not run: %s", redact(str(exc)))
+
+    def _one_judge(self, request: SubmissionRequest, judgments_path: Path) -> None:
+        """Set aside verdicts of another judge (a judge change between two starts): never mix two."""
+        if not judgments_path.exists():
+            return
+        judges = set()
+        for line in judgments_path.read_text(encoding="utf-8").splitlines():
+            try:
+                judges.add(json.loads(line).get("judge"))
+            except ValueError:
+                continue
+        if judges <= {self.judge}:
+            return
+        others = sorted(str(j) for j in judges - {self.judge})
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", "+".join(others))[:80]
+        aside = judgments_path.with_name(f"judgments.{safe}.discarded")
+        os.replace(judgments_path, aside)
+        log.warning(
+            "submission %s: verdicts from judge(s) %s set aside in %s; re-judging from scratch with %s",
+            request.submission_id, ", ".join(others), aside.name, self.judge,
+        )
+
+    def _judge(
+        self,
+        sid: str,
+        backend: Any,
+        smoke: bool,
+        todo: list[dict[str, Any]],
+        total: int,
+        judgments_path: Path,
+        done: dict[tuple[str, str], Any],
+    ) -> None:
+        """Judge ``todo``, appending each verdict as it arrives; progress, rate and ETA in the request."""
+        from mirage_bench.cache import ResponseCache
+        from mirage_bench.client import Client, ClientConfig, run_closing
+        from mirage_bench.instruments.judge import judge_responses
+
+        run_dir = judgments_path.parent
+        write_lock = threading.Lock()
+        start_done = total - len(todo)
+        state: dict[str, Any] = {"done": start_done, "last": 0.0, "first_at": None, "first_done": 0}
+        # One append-mode handle for the whole submission: each verdict is written and flushed as it
+        # arrives (a killed process loses nothing the OS has); fsync at most twice a second and at the end.
+        fh = judgments_path.open("a", encoding="utf-8")
+
+        def progress_fields(now: float) -> dict[str, Any]:
+            if state["first_at"] is None or state["done"] - state["first_done"] < 1:
+                return {"progress_done": state["done"]}
+            elapsed = now - state["first_at"]
+            rate = (state["done"] - state["first_done"]) / elapsed if elapsed > 0 else 0.0
+            left = total - state["done"]
+            return {
+                "progress_done": state["done"],
+                "rate_per_min": round(rate * 60, 2) if rate else None,
+                "eta_s": round(left / rate) if rate else None,
+            }
+
+        def on_result(rec: Any) -> None:
+            with write_lock:
+                if self._stop.is_set() and rec.status == "call_failure":
+                    return  # a call cut short by the shutdown is not a verdict: judged again on resume
+                fh.write(rec.model_dump_json() + "\n")
+                fh.flush()
+                done[rec.key()] = rec
+                state["done"] += 1
+                now = time.monotonic()
+                if state["first_at"] is None:  # the rate counts from the first verdict (after loading)
+                    state["first_at"], state["first_done"] = now, state["done"]
+                    self.store.update(sid, phase="judging")
+                if now - state["last"] >= 0.5 or state["done"] == total:
+                    state["last"] = now
+                    os.fsync(fh.fileno())
+                    self.store.update(sid, **progress_fields(now))
+
+        async def main(client: Client) -> None:
+            asyncio.get_running_loop().set_default_executor(_DaemonExecutor())
+            load = getattr(backend, "load", None) or getattr(backend, "_load", None)
+            if callable(load):  # a local judge: load the model first, and say so in the queue
+                self.store.update(sid, phase=LOADING_NOTE)
+                await self._until_stopped(asyncio.to_thread(load))
+            self.store.update(sid, phase="judging")
+            await self._until_stopped(
+                judge_responses(
+                    todo, client, judge_name=self.judge, smoke_test=smoke, on_result=on_result,
+                    config=self.judge_config,
+                )
+            )
+
+        try:
+            cache = ResponseCache(run_dir / "judge_cache.sqlite")
+            client = Client(backend, ClientConfig(concurrency=self.concurrency), cache=cache)
+            run_closing(main(client), client)  # its loop's executor never waits (_DaemonExecutor)
+        finally:
+            with write_lock:
+                fh.flush()
+                os.fsync(fh.fileno())
+                fh.close()
+            self.store.update(sid, **progress_fields(time.monotonic()))
+        if self._stop.is_set():
+            raise Interrupted
+
+    async def _until_stopped(self, awaitable: Any) -> Any:
+        """Await ``awaitable``; when the worker is asked to stop, cancel it and raise :class:`Interrupted`."""
+        task = asyncio.ensure_future(awaitable)
+        while not task.done():
+            await asyncio.wait({task}, timeout=0.2)
+            if self._stop.is_set() and not task.done():
+                task.cancel()
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), timeout=2.0)
+                except BaseException:  # noqa: BLE001 - cancelled or abandoned: the stop wins
+                    pass
+                raise Interrupted
+        return task.result()
 
     def _responses(self, request: SubmissionRequest, run_dir: Path) -> list[dict[str, Any]]:
         """The submission's responses as engine records (also written to ``responses.jsonl`` once)."""
@@ -434,8 +553,11 @@ class Worker:
             raise RuntimeError(
                 redact(f"the judge failed on {len(failed)} of {total} responses (first error: {first})")
             )
+        from mirage_bench.leaderboard.store import write_jsonl
         from mirage_bench.runs import load_claims, write_claims
 
+        # exactly one verdict per response, all from this judge (a retried call failure leaves two lines)
+        write_jsonl(run_dir / "judgments.jsonl", [j.model_dump(mode="json") for j in judgments])
         write_claims(run_dir, ok)
         claims = load_claims(run_dir)
         meta = RowMeta(
@@ -451,63 +573,21 @@ class Worker:
         row["call_failures"] = sum(j.status == "call_failure" for j in failed)
         row["judge_config"] = self.judge_config.name
         row["judge_config_sha256"] = self.judge_config.sha256
+        row["flags"] = list(self.store.get(sid).flags)
         write_row(run_dir / "leaderboard_row.json", row)
         notes = [SMOKE_NOTE] if self.store.get(sid).smoke_test else []
         if failed:
             notes.append(f"{len(failed)} response(s) could not be judged and are excluded")
         note = "; ".join(notes)
         self.store.update(
-            sid, status=Status.FINISHED, finished_at=utc_now(), reason=note, progress_done=len(judgments)
+            sid,
+            status=Status.FINISHED,
+            finished_at=utc_now(),
+            reason=note,
+            progress_done=len(judgments),
+            phase="",
+            eta_s=None,
         )
-
-    # -- Hub sync ----------------------------------------------------------------------------
-    def _hub_files(self) -> list[Path]:
-        return sorted({p for pattern in HUB_SYNC_PATTERNS for p in self.store.root.glob(pattern)})
-
-    def _hub_fingerprint(self) -> tuple[tuple[str, int, int], ...]:
-        out = []
-        for path in self._hub_files():
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            out.append((path.relative_to(self.store.root).as_posix(), st.st_size, st.st_mtime_ns))
-        return tuple(out)
-
-    def sync_to_hub(self, *, force: bool = False) -> bool:
-        """Upload requests, result rows, claims and annotation labels to the Hub dataset ``hub_repo``.
-
-        Uses ``huggingface_hub`` (``HF_TOKEN`` / ``HF_ENDPOINT`` as usual); the repo is created private
-        when missing (request files carry contact addresses). Skipped when nothing changed since the
-        last successful sync (unless ``force``). Returns True when an upload succeeded; a failure is
-        logged (without keys) and retried at the next call, never raised.
-        """
-        if not self.hub_repo:
-            return False
-        self._hub_last_attempt = time.monotonic()
-        fingerprint = self._hub_fingerprint()
-        if not fingerprint or (fingerprint == self._hub_synced and not force):
-            return False
-        try:
-            from huggingface_hub import HfApi
-
-            api = HfApi()
-            if not self._hub_repo_ready:
-                api.create_repo(self.hub_repo, repo_type="dataset", private=True, exist_ok=True)
-                self._hub_repo_ready = True
-            api.upload_folder(
-                repo_id=self.hub_repo,
-                repo_type="dataset",
-                folder_path=str(self.store.root),
-                allow_patterns=list(HUB_SYNC_PATTERNS),
-                commit_message="MirageBench leaderboard sync",
-            )
-        except Exception as exc:  # a sync failure never stops the worker
-            log.warning("Hub sync to %s failed: %s", self.hub_repo, redact(f"{type(exc).__name__}: {exc}"))
-            return False
-        self._hub_synced = fingerprint
-        log.info("Hub sync to %s: %d file(s)", self.hub_repo, len(fingerprint))
-        return True
 
 
 def _count_lines(path: Path) -> int:
@@ -517,3 +597,69 @@ def _count_lines(path: Path) -> int:
             return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 16), b""))
     except FileNotFoundError:
         return 0
+
+
+def install_shutdown_signals(on_first: Callable[[], None], *, grace_s: float = 8.0) -> None:
+    """Handle SIGINT and SIGTERM alike (call from the main thread).
+
+    The first signal calls ``on_first`` (e.g. :meth:`Worker.request_stop`, or raise
+    ``KeyboardInterrupt`` to close a server) and arms a watchdog that ends the process after
+    ``grace_s`` seconds if the orderly shutdown has not finished by then; a second signal ends it at
+    once. Verdicts are flushed to the OS as they are written, so neither exit loses one.
+    """
+    import signal
+    import sys
+
+    state = {"armed": False}
+
+    def handler(signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if state["armed"]:
+            sys.stderr.write(f"{name} again: exiting now (RUNNING submissions resume on the next start)\n")
+            sys.stderr.flush()
+            os._exit(128 + signum)
+        state["armed"] = True
+        sys.stderr.write(f"{name}: stopping (no new judge calls; in-flight calls abandoned, not failed)\n")
+        sys.stderr.flush()
+
+        def watchdog() -> None:
+            sys.stderr.write(f"shutdown took longer than {grace_s:g} s: exiting now\n")
+            sys.stderr.flush()
+            os._exit(0)
+
+        timer = threading.Timer(grace_s, watchdog)
+        timer.daemon = True
+        timer.start()
+        on_first()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
+#: Modules a transformers-based local judge needs besides the model files (STACK-FACTS).
+_TRANSFORMERS_MODULES: tuple[str, ...] = ("torch", "transformers", "gguf", "accelerate")
+
+
+def judge_problem(judge: str | None = None) -> str:
+    """Why the judge ``judge`` (resolved as the worker does) cannot run here, or '' when it can.
+
+    An availability check, not a model call: the backend is built (its SDK imported, its key and
+    model files found) and, for a local transformers judge, the libraries it loads with are looked up.
+
+    >>> judge_problem("scripted")
+    ''
+    """
+    import importlib.util
+
+    spec = resolve_judge(judge)
+    try:
+        from mirage_bench.runs import build_backend
+
+        backend = build_backend(spec)
+    except Exception as exc:  # noqa: BLE001 - every reason is reported, none raised
+        return redact(f"the judge {spec!r} cannot be loaded: {type(exc).__name__}: {exc}")
+    if type(backend).__module__.endswith("hf_transformers"):
+        missing = [m for m in _TRANSFORMERS_MODULES if importlib.util.find_spec(m) is None]
+        if missing:
+            return f"the judge {spec!r} needs the Python package(s) {', '.join(missing)} (not installed)"
+    return ""
