@@ -86,7 +86,9 @@ def test_canary_on_request_and_the_judges_view(tmp_path: Path) -> None:
 
 
 def test_human_labels_are_the_reference_and_validate_a_judge(tmp_path: Path) -> None:
-    from dataset_builder.annotations import load_validation_sample
+    from mirage_bench.judges import annotation_records
+
+    load_validation_sample = annotation_records().load_validation_sample
 
     root = tmp_path / "store"
     store = SubmissionStore(root)

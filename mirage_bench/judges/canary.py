@@ -64,7 +64,9 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def human_reference(store_root: str | Path) -> tuple[list[dict[str, Any]], str] | None:
     """Canary candidates labelled by humans in the store's annotation samples, or None."""
-    from dataset_builder.annotations import load_validation_sample
+    from mirage_bench.judges import annotation_records
+
+    load_validation_sample = annotation_records().load_validation_sample
 
     root = Path(store_root)
     rows: list[dict[str, Any]] = []
@@ -104,7 +106,9 @@ def first_ranked_reference(store_root: str | Path) -> tuple[list[dict[str, Any]]
     """Claims of the earliest finished submission (its judge's labels as reference), or None."""
     import pandas as pd
 
-    from dataset_builder.annotations import make_item_id
+    from mirage_bench.judges import annotation_records
+
+    make_item_id = annotation_records().make_item_id
     from mirage_bench.leaderboard.store import Status, SubmissionStore
     from mirage_bench.personas import load_personas
     from mirage_bench.tasks import get_task

@@ -202,7 +202,9 @@ def read_claims_file(path: str | Path) -> list[ClaimInput]:
     if path.suffix == ".parquet":
         import pandas as pd
 
-        from dataset_builder.annotations import make_item_id
+        from mirage_bench.judges import annotation_records
+
+        make_item_id = annotation_records().make_item_id
 
         frame = pd.read_parquet(path)
         for number, row in enumerate(frame.to_dict("records"), start=1):

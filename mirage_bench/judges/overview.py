@@ -26,7 +26,9 @@ def _fmt_kappa(kappa: float | None, ci: Any, n: int | None) -> str:
 
 def human_agreement_by_judge(store_root: str | Path, *, n_resamples: int = 1000) -> dict[str, dict[str, Any]]:
     """Agreement of each judge's labels with the human labels of the annotation samples of its claims."""
-    from dataset_builder.annotations import load_validation_sample
+    from mirage_bench.judges import annotation_records
+
+    load_validation_sample = annotation_records().load_validation_sample
     from mirage_bench.judges.agreement_files import compare_labels
     from mirage_bench.judges.canary import _read_jsonl
 
