@@ -85,6 +85,14 @@ MaxFailureRate = Annotated[
         help="Exit 1 when more than this share of a stage's records failed (call or parse failures).",
     ),
 ]
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="Send task/self-audit/judge calls through the OpenAI Batch API / Anthropic Message Batches "
+        "(half price; results within 24 h; batch ids in <run dir>/batches.jsonl, resumed after a kill).",
+    ),
+]
 AsJson = Annotated[
     bool, typer.Option("--json", help="Print a JSON summary on stdout (progress goes to stderr).")
 ]
@@ -212,6 +220,7 @@ def run_command(
         "--dry-run",
         help="Render every prompt and print calls, tokens and cost per stage; send nothing.",
     ),
+    batch: BatchOption = False,
 ) -> None:
     """Run the benchmark for one model (resumable: re-run with the same arguments to continue).
 
@@ -266,6 +275,7 @@ def run_command(
         judge_price=_price(judge_price),
         progress=progress,
         client_options=_client_options(timeout, rpm, tpm),
+        batch=batch,
     )
 
 
@@ -293,6 +303,7 @@ def judge_command(
     tpm: TokensPerMinute = None,
     max_failure_rate: MaxFailureRate = 0.2,
     as_json: AsJson = False,
+    batch: BatchOption = False,
 ) -> None:
     """Judge responses produced elsewhere (a leaderboard submission) into a run directory.
 
@@ -323,6 +334,7 @@ def judge_command(
         judge_price=_price(judge_price),
         progress=progress,
         client_options=_client_options(timeout, rpm, tpm),
+        batch=batch,
     )
 
 

@@ -60,6 +60,7 @@ def start_run(
     backends: tuple[Any, Any] | None = None,
     client_options: dict[str, Any] | None = None,
     dry_run: bool = False,
+    batch: bool = False,
 ) -> tuple[Path, dict[str, Any]]:
     """Run (or continue) a benchmark run; returns the run directory and its summary.
 
@@ -71,6 +72,8 @@ def start_run(
     ``max_attempts`` its values when given).
     ``backends`` overrides the backends built from the specs (tests); the specs still name them.
     ``client_options`` are extra :class:`~mirage_bench.client.ClientConfig` fields (e.g. backoff).
+    ``batch`` sends the calls through the providers' batch APIs (:mod:`mirage_bench.backends.batch`;
+    stages task and judge only).
     """
     from mirage_bench.instruments.pipeline import _price
     from mirage_bench.judges.config import effective_judge_config
@@ -127,6 +130,16 @@ def start_run(
         # one backend when model and judge are the same spec (a local model is loaded once)
         same = judge == model
         judge_backend = (model_backend if same else build_backend(judge, seed=seed)) if judge else None
+    run_dir = Path(out) if out else default_run_dir(identity)
+    prices = {"model": _price(model, model_price), "judge": _price(judge, judge_price)}
+    if batch:
+        if set(stage_list) - {"task", "judge"}:
+            raise ValueError(
+                "--batch covers the task (with self-audit) and judge stages; run probe/accum without it"
+            )
+        model_backend, judge_backend, concurrency, client_options, prices = _batched(
+            run_dir, model_backend, judge_backend, persona_list, task_list, client_options, prices
+        )
     scripts: list[Any] = []
     if "accum" in stage_list:
         from mirage_bench.accum_scripts import load_accum_scripts
@@ -148,7 +161,6 @@ def start_run(
         accum_scripts=scripts,
         judge_config=config,
     )
-    run_dir = Path(out) if out else default_run_dir(identity)
     summary = run_session(
         identity,
         run_dir,
@@ -158,10 +170,52 @@ def start_run(
         concurrency=concurrency,
         cache_path=cache_path,
         progress=progress,
-        prices={"model": _price(model, model_price), "judge": _price(judge, judge_price)},
+        prices=prices,
         client_options=client_options,
     )
     return run_dir, summary
+
+
+def _batched(
+    run_dir: Path,
+    model_backend: Any,
+    judge_backend: Any,
+    personas: list[Any],
+    tasks: list[str],
+    client_options: dict[str, Any] | None,
+    prices: dict[str, tuple[float, float] | None],
+) -> tuple[Any, Any, int, dict[str, Any], dict[str, tuple[float, float] | None]]:
+    """Wrap the backends in :class:`~mirage_bench.backends.batch.BatchBackend` (one log per run).
+
+    Every instance must be able to wait on its batch at once (concurrency = the number of instances)
+    and a call may wait for hours (timeout 25 h, past the providers' 24 h window). Prices are the
+    batch prices (the price table's ``batch_discount``).
+    """
+    from mirage_bench.backends.batch import BatchBackend
+    from mirage_bench.cost import load_price_table
+
+    log_path = Path(run_dir) / "batches.jsonl"
+    wrapped: dict[int, Any] = {}
+
+    import os
+
+    # polling starts at MIRAGE_BATCH_POLL_S seconds (default 5) and doubles up to a minute
+    poll_s = float(os.environ.get("MIRAGE_BATCH_POLL_S") or 5.0)
+
+    def wrap(backend: Any) -> Any:
+        if backend is None:
+            return None
+        if id(backend) not in wrapped:
+            wrapped[id(backend)] = BatchBackend(
+                backend, log_path, poll_initial_s=poll_s, flush_after_s=min(0.5, poll_s)
+            )
+        return wrapped[id(backend)]
+
+    discount = float(load_price_table().get("batch_discount", 1.0))
+    batch_prices = {k: (v[0] * discount, v[1] * discount) if v else v for k, v in prices.items()}
+    options = {**(client_options or {}), "timeout_s": 25 * 3600.0}
+    width = max(8, len(personas) * len(tasks))
+    return wrap(model_backend), wrap(judge_backend), width, options, batch_prices
 
 
 class SubmissionRow(BaseModel):
@@ -273,10 +327,12 @@ def judge_file(
     progress: bool = False,
     judge_backend: Any = None,
     client_options: dict[str, Any] | None = None,
+    batch: bool = False,
 ) -> tuple[Path, dict[str, Any]]:
     """Judge a responses file produced elsewhere into a run directory; returns it and its summary.
 
-    The judge is ``judge_config`` (default: the paper's) with ``judge`` as its spec when given.
+    The judge is ``judge_config`` (default: the paper's) with ``judge`` as its spec when given;
+    ``batch`` sends the judge calls through the provider's batch API.
     """
     from mirage_bench.instruments.pipeline import _price
     from mirage_bench.judges.config import effective_judge_config
@@ -325,6 +381,12 @@ def judge_file(
         judge_config=config,
     )
     run_dir = Path(out) if out else default_run_dir(identity)
+    prices = {"judge": _price(judge, judge_price)}
+    if batch:
+        _, backend, concurrency, client_options, prices = _batched(
+            run_dir, None, backend, settings.personas, task_ids, client_options, prices
+        )
+        concurrency = max(concurrency, len(records))
     summary = run_session(
         identity,
         run_dir,
@@ -334,7 +396,7 @@ def judge_file(
         concurrency=concurrency,
         cache_path=cache_path,
         progress=progress,
-        prices={"judge": _price(judge, judge_price)},
+        prices=prices,
         responses_to_seed=records,
         client_options=client_options,
     )
