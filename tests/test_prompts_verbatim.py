@@ -91,6 +91,8 @@ EXPECTED_PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "accum_update": ("memory", "round", "utterance"),
     "accum_update_prune_control": ("memory", "round", "utterance"),
     "persona_generation": ("stereotype_type", "occupation"),
+    "judge_claim_system": (),
+    "judge_claim_user": ("revealed_facts", "task", "claim"),
     **{f"task_{t}": () for t in TASK_IDS_G1_ORDER},
     **{f"self_audit_phrase_{t}": () for t in TASK_IDS_G1_ORDER},
 }
