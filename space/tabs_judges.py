@@ -32,11 +32,11 @@ def judges_tab(ctx: Context) -> None:
     gr.Markdown(EXPLAIN, elem_id="judges-explain")
     overview, history = tables()
     judges = gr.Dataframe(
-        value=overview, interactive=False, wrap=True, elem_id="judges-table", show_search="none"
+        value=overview, interactive=False, wrap=False, elem_id="judges-table", show_search="none"
     )
     gr.Markdown("### Drift canary history (newest first)")
     canary = gr.Dataframe(
-        value=history, interactive=False, wrap=True, elem_id="judges-canary", show_search="none"
+        value=history, interactive=False, wrap=False, elem_id="judges-canary", show_search="none"
     )
     refresh = gr.Button("Refresh", size="sm", elem_id="judges-refresh")
     refresh.click(tables, None, [judges, canary])
