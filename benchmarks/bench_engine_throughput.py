@@ -1,21 +1,26 @@
-"""Throughput of the judge stage through the Client against a local OpenAI-compatible server.
+"""Judge-stage throughput of the engine against a raw aiohttp client, side by side in one run.
 
-The server (``tests/openai_server.py``, run as a separate process so it does not share this
-process's interpreter lock) answers every request after a fixed latency with schema-valid judge
-JSON. For each concurrency level the benchmark judges N distinct (persona, task, response) triples
-with :func:`mirage_bench.instruments.judge.judge_text` through ``Client(openai:...@server)`` and a
-fresh sqlite cache, then re-runs the identical workload against the now-filled cache.
+The server (``tests/openai_server.py``) runs as a separate process so it does not share this
+process's interpreter lock; it answers every request after a fixed latency with schema-valid judge
+JSON. For each latency the same N judge requests are sent, at the same concurrency, by:
 
-Reported per concurrency: wall time, backend calls, achieved requests/s, the ideal
-``concurrency / latency``, their ratio, and the cached re-run's wall time and backend calls
-relative to the first run. Run: ``.venv/bin/python benchmarks/bench_engine_throughput.py``
-(``--n 300 --latency-s 0.05 --concurrency 1 8 32``).
+* ``raw aiohttp`` - one ``aiohttp.ClientSession`` posting the judge request body and decoding the
+  JSON answer: the transport's ceiling on this machine;
+* ``engine`` - :func:`mirage_bench.instruments.judge.judge_text` through ``Client(openai:...@server)``
+  with its sqlite cache (what ``mirage-bench run`` does): the openai SDK on its aiohttp transport
+  (``openai[aiohttp]``), one SDK client per event loop;
+* ``engine, httpx SDK transport`` - the same with the SDK's default httpx transport.
+
+Reported: wall time, requests the server answered per second, the ideal ``concurrency / latency``
+and each row's ratio to the raw client of the same latency. Run:
+``python benchmarks/bench_engine_throughput.py`` (``--n 1500 --concurrency 64 --latency-s 0.05 0.5``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -31,17 +36,19 @@ REPO = Path(__file__).resolve().parents[1]
 class Pass:
     """One pass over the workload."""
 
+    mode: str
+    latency_s: float
     wall_s: float
-    backend_calls: int
-    judged_ok: int
-    cache_hits: int
+    requests: int
+    ok: int
 
 
 def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
     """Start ``tests/openai_server.py`` in a child process; return it and its base URL."""
     proc = subprocess.Popen(
         [sys.executable, str(REPO / "tests" / "openai_server.py"), "--latency-s", str(latency_s)],
-        stdout=subprocess.PIPE, text=True, cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE, text=True, cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
@@ -67,39 +74,64 @@ def workload(n: int) -> list[tuple[object, str, str]]:
     return items
 
 
-async def one_pass(transport: str, base_url: str, latency_s: float, cache_path: Path, concurrency: int,
+async def raw_pass(base_url: str, latency_s: float, concurrency: int,
                    items: list[tuple[object, str, str]]) -> Pass:
-    """Judge every item once through a fresh Client sharing ``cache_path``.
+    """The same judge requests through a bare aiohttp session (no SDK, no engine)."""
+    import aiohttp
 
-    ``transport`` is ``http`` (the openai backend against the server process) or ``in-process``
-    (the scripted backend sleeping ``latency_s``: the same workload without SDK and HTTP costs).
-    """
-    from mirage_bench.backends.registry import make_backend
+    from mirage_bench.instruments.judge import build_judge_messages
+    from mirage_bench.instruments.parsing import JUDGE_OUTPUT_SCHEMA
+
+    schema = {"name": "response", "schema": JUDGE_OUTPUT_SCHEMA, "strict": False}
+    bodies = [json.dumps({
+        "model": "bench-judge", "temperature": 0.0, "max_tokens": 4096,
+        "messages": [{"role": m.role, "content": m.content}
+                     for m in build_judge_messages(p, t, r)],  # type: ignore[arg-type]
+        "response_format": {"type": "json_schema", "json_schema": schema},
+    }) for p, t, r in items]
+    semaphore = asyncio.Semaphore(concurrency)
+    ok = 0
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector, headers={"Content-Type": "application/json",
+                                                                   "Authorization": "Bearer x"}) as session:
+        async def one(body: str) -> None:
+            nonlocal ok
+            async with semaphore, session.post(f"{base_url}/chat/completions", data=body) as response:
+                data = await response.json()
+                ok += bool(data["choices"][0]["message"]["content"])
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in bodies))
+        wall = time.perf_counter() - start
+    return Pass("raw aiohttp", latency_s, wall, len(bodies), ok)
+
+
+async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Path, concurrency: int,
+                      items: list[tuple[object, str, str]]) -> Pass:
+    """Judge every item once through a fresh Client and cache (the engine's path)."""
+    from mirage_bench.backends.openai_api import OpenAIBackend
     from mirage_bench.client import Client, ClientConfig, ResponseCache
     from mirage_bench.instruments.judge import judge_text
 
-    if transport == "http":
-        backend = make_backend(f"openai:bench-judge@{base_url}")
-    else:
-        backend = make_backend("scripted", latency_s=latency_s)
-    client = Client(backend, ClientConfig(concurrency=concurrency, timeout_s=30.0), ResponseCache(cache_path))
+    backend = OpenAIBackend("bench-judge", base_url=base_url, api_key="x",
+                            transport="httpx" if "httpx" in mode else "auto")
+    client = Client(backend, ClientConfig(concurrency=concurrency, timeout_s=60.0), ResponseCache(cache_path))
     start = time.perf_counter()
     judgments = await asyncio.gather(*(judge_text(client, p, t, r) for p, t, r in items))  # type: ignore[arg-type]
     wall = time.perf_counter() - start
     await client.aclose()
     client.cache.close()  # type: ignore[union-attr]
-    return Pass(wall_s=wall, backend_calls=client.stats.backend_calls,
-                judged_ok=sum(j.status == "ok" for j in judgments), cache_hits=client.stats.cache_hits)
+    return Pass(mode, latency_s, wall, client.stats.backend_calls, sum(j.status == "ok" for j in judgments))
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=300, help="judge calls per pass")
-    parser.add_argument("--latency-s", type=float, default=0.05, help="server latency per request")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
-    parser.add_argument("--transports", nargs="+", default=["http", "in-process"],
-                        choices=["http", "in-process"])
+    parser.add_argument("--n", type=int, default=1500, help="judge requests per pass")
+    parser.add_argument("--latency-s", type=float, nargs="+", default=[0.05, 0.5])
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--modes", nargs="+",
+                        default=["raw aiohttp", "engine", "engine, httpx SDK transport"])
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
 
@@ -109,42 +141,40 @@ def main(argv: list[str] | None = None) -> None:
 
     load_before = os.getloadavg()[0]
     items = workload(args.n)
-    proc, base_url = start_server(args.latency_s)
-    rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for transport in args.transports:
-                for c in args.concurrency:
-                    cache_path = Path(tmp) / f"cache-{transport}-c{c}.sqlite"
-                    run = (transport, base_url, args.latency_s, cache_path, c, items)
-                    first = asyncio.run(one_pass(*run))
-                    again = asyncio.run(one_pass(*run))
-                    rows.append((transport, c, first, again))
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    rows: list[Pass] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for latency in args.latency_s:
+            proc, base_url = start_server(latency)
+            try:
+                for mode in args.modes:
+                    if mode == "raw aiohttp":
+                        rows.append(asyncio.run(raw_pass(base_url, latency, args.concurrency, items)))
+                    else:
+                        cache = Path(tmp) / f"cache-{mode}-{latency}.sqlite"
+                        rows.append(asyncio.run(engine_pass(mode, base_url, latency, cache, args.concurrency,
+                                                            items)))
+            finally:
+                proc.terminate()
+                proc.wait(10)
 
-    print(f"judge stage via Client; http = openai backend -> local server process, in-process = scripted "
-          f"backend sleeping the same latency; N={args.n} judge calls per pass, "
-          f"server latency {args.latency_s * 1000:.0f} ms; {os.cpu_count()} CPUs, "
-          f"1-min load average {load_before:.1f} before / {os.getloadavg()[0]:.1f} after")
-    print("ms/call = wall x concurrency / calls (latency + client, SDK, HTTP and judge-parsing overhead)")
-    columns = ("transport", "conc", "wall s", "calls", "ok", "req/s", "ideal", "eff", "ms/call",
-               "cached wall s", "cached calls", "cached/first wall")
+    print(f"judge stage, N={args.n} requests per pass, concurrency {args.concurrency}, server in its own "
+          f"process; {os.cpu_count()} CPUs, 1-min load average {load_before:.1f} before / "
+          f"{os.getloadavg()[0]:.1f} after")
+    columns = ("mode", "latency ms", "wall s", "requests", "ok", "req/s", "ideal", "vs raw aiohttp")
+    raw = {r.latency_s: r for r in rows if r.mode == "raw aiohttp"}
     table = []
-    for transport, c, first, again in rows:
-        achieved = first.backend_calls / first.wall_s
-        ideal = c / args.latency_s
-        table.append((transport, str(c), f"{first.wall_s:.2f}", str(first.backend_calls),
-                      str(first.judged_ok),
-                      f"{achieved:.1f}", f"{ideal:.1f}", f"{achieved / ideal:.2f}",
-                      f"{first.wall_s * c / max(first.backend_calls, 1) * 1000:.1f}", f"{again.wall_s:.3f}",
-                      str(again.backend_calls), f"{again.wall_s / first.wall_s:.4f}"))
+    for r in rows:
+        rate = r.requests / r.wall_s
+        base = raw.get(r.latency_s)
+        ratio = f"{rate / (base.requests / base.wall_s):.2f}" if base else "-"
+        table.append((r.mode, f"{r.latency_s * 1000:.0f}", f"{r.wall_s:.2f}", str(r.requests), str(r.ok),
+                      f"{rate:.0f}", f"{args.concurrency / r.latency_s:.0f}", ratio))
     widths = [max(len(col), *(len(row[i]) for row in table)) for i, col in enumerate(columns)]
-    print(" | ".join(col.rjust(w) for col, w in zip(columns, widths, strict=True)))
-    print("-+-".join("-" * w for w in widths))
+    print("| " + " | ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in table:
-        print(" | ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
+        print("| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |")
+
 
 if __name__ == "__main__":
     main()

@@ -244,6 +244,10 @@ class PrioritySemaphore:
         self._value += 1
 
 
+#: Semaphores shared per (backend, event loop) for backends that declare ``max_concurrency``.
+_SHARED_SEMAPHORES: dict[tuple[int, int], PrioritySemaphore] = {}
+
+
 class _WaitBackoffOrRetryAfter(wait_base):
     """Wait ``max(exponential backoff with full jitter, the error's Retry-After)``."""
 
@@ -271,8 +275,14 @@ class CallGuard:
     """
 
     def __init__(self, config: ClientConfig, is_retryable: Callable[[BaseException], bool], *,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 shared_by: object | None = None, limit: int | None = None) -> None:
         self.config = config
+        #: With ``shared_by`` (a backend declaring ``max_concurrency``), every guard of that object
+        #: shares one semaphore of ``limit`` slots, so two clients of one local model queue for it
+        #: before their timeouts start instead of inside them.
+        self._shared_by = shared_by
+        self._limit = min(limit, config.concurrency) if limit else config.concurrency
         self._backend_retryable = is_retryable
         self._sleep = sleep
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -289,7 +299,11 @@ class CallGuard:
         from aiolimiter import AsyncLimiter
 
         self._loop = loop
-        self._semaphore = PrioritySemaphore(self.config.concurrency)
+        if self._shared_by is not None:
+            key = (id(self._shared_by), id(loop))
+            self._semaphore = _SHARED_SEMAPHORES.setdefault(key, PrioritySemaphore(self._limit))
+        else:
+            self._semaphore = PrioritySemaphore(self._limit)
         rpm, tpm = self.config.requests_per_minute, self.config.tokens_per_minute
         self._request_limiter = AsyncLimiter(rpm, 60.0) if rpm else None
         self._token_limiter = AsyncLimiter(tpm, 60.0) if tpm else None
@@ -383,7 +397,9 @@ class Client:
         self.stage_journal: Callable[[str, str, int], None] | None = None
         #: The fatal error that stopped this client, once one happened.
         self.fatal: FatalBackendError | None = None
-        self._guard = CallGuard(self.config, backend.is_retryable, sleep=sleep)
+        limit = getattr(backend, "max_concurrency", None)
+        self._guard = CallGuard(self.config, backend.is_retryable, sleep=sleep,
+                                shared_by=backend if limit else None, limit=limit)
 
     @property
     def retrying(self) -> int:
@@ -413,9 +429,18 @@ class Client:
     async def preflight(self) -> None:
         """One cheap request (``backend.preflight()``, when the backend has one) before real work.
 
+        An in-process backend's ``warm_up()`` (loading its model) runs first, outside any timeout.
         Raises :class:`FatalBackendError` for a bad key, an unknown model or a refused request;
         retryable errors are retried like any call; any other failure is left to the real calls.
         """
+        warm_up = getattr(self.backend, "warm_up", None)
+        if warm_up is not None:  # an in-process model loads here: no request, no timeout
+            try:
+                await warm_up()
+            except BackendError as exc:
+                if not exc.retryable:
+                    self._raise_fatal(exc)
+                raise
         check = getattr(self.backend, "preflight", None)
         if check is None:
             return

@@ -69,7 +69,7 @@ class AnthropicBackend(FlaggedRetry):
             kwargs["system"] = system
         if params.stop:
             kwargs["stop_sequences"] = list(params.stop)
-        if params.json_schema is not None and self._structured:
+        if params.json_schema is not None and self._structured and params.json_schema.get("type") == "object":
             kwargs["output_config"] = {"format": {"type": "json_schema", "schema": params.json_schema}}
         extra: dict[str, Any] = {}
         if self.sends_sampling_params:

@@ -6,9 +6,18 @@ lock per model serializes calls, because a CPU model gains nothing from concurre
 calls and they would fight over the same cores.
 
 Prompting: the tokenizer's chat template when it has one; otherwise (base models such as the
-embedded ``local`` Gemma 3 270M) a plain ``System:/User:/Assistant:`` transcript, cut at the next
-``User:``/``System:`` turn the model starts to write. A JSON schema in the parameters is *not*
-enforced here (transformers has no constrained decoding built in): the caller's parser decides.
+Gemma 3 270M of ``local:gemma``) a plain ``System:/User:/Assistant:`` transcript, cut at the next
+``User:``/``System:`` turn the model starts to write.
+
+Structured output: a JSON schema in the parameters is enforced token by token with
+:class:`~mirage_bench.backends.constrained.JsonSchemaLogitsProcessor` (``llguidance``, in the
+``local`` extra) when it is installed; without it the caller's parser decides. ``schema_caps``
+(``max_items``, ``max_length``) tightens a schema's bounds for a small model, and the token budget
+is cut to what the (tightened) schema can need.
+
+Stopping: each generation checks a cancel event between tokens (a ``StoppingCriteria``); a call
+that times out or is cancelled sets it, so the generation thread really stops within one token
+instead of running on behind the retries.
 """
 
 from __future__ import annotations
@@ -28,6 +37,19 @@ TRANSCRIPT_STOPS: tuple[str, ...] = ("\nUser:", "\nSystem:", "\nAssistant:")
 _MODELS: dict[tuple[str, str | None], tuple[Any, Any]] = {}
 _LOCKS: dict[tuple[str, str | None], threading.Lock] = {}
 _REGISTRY_LOCK = threading.Lock()
+
+
+def _silence_gguf_bar() -> None:
+    """transformers' GGUF loader draws a plain ``tqdm`` bar that ``disable_progress_bar`` misses."""
+    import functools
+
+    try:
+        from tqdm.auto import tqdm
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # pragma: no cover - another transformers layout: the bar stays
+        return
+    if getattr(gguf_utils, "tqdm", None) is tqdm:
+        gguf_utils.tqdm = functools.partial(tqdm, disable=True)
 
 
 def _model_lock(key: tuple[str, str | None]) -> threading.Lock:
@@ -51,6 +73,8 @@ class TransformersBackend(FlaggedRetry):
         model_id: str | None = None,
         smoke_test: bool = False,
         torch_threads: int | None = None,
+        schema_caps: dict[str, int] | None = None,
+        constrained: bool = True,
     ) -> None:
         target = Path(path)
         if gguf_file is None and target.suffix == ".gguf":
@@ -67,6 +91,11 @@ class TransformersBackend(FlaggedRetry):
         self.smoke_test = smoke_test
         self._torch_threads = torch_threads
         self._key = (self.path, self.gguf_file)
+        self.schema_caps = dict(schema_caps or {})
+        from mirage_bench.backends import constrained as _constrained
+
+        #: Whether JSON schemas are enforced while decoding (``llguidance`` installed and wanted).
+        self.constrained = constrained and _constrained.available()
 
     def _default_snapshot(self) -> str:
         """The commit hash of a hub snapshot folder when there is one, else the resolved path."""
@@ -88,6 +117,11 @@ class TransformersBackend(FlaggedRetry):
             ) from exc
         if self._torch_threads:
             torch.set_num_threads(self._torch_threads)
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # one progress display per run: the engine's
+        hf_logging.set_verbosity_error()
+        _silence_gguf_bar()
         kwargs: dict[str, Any] = {"gguf_file": self.gguf_file} if self.gguf_file else {}
         tokenizer = AutoTokenizer.from_pretrained(self.path, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **kwargs)
@@ -102,16 +136,53 @@ class TransformersBackend(FlaggedRetry):
             return tokenizer.apply_chat_template(payload, tokenize=False, add_generation_prompt=True), True
         return plain_transcript(messages), False
 
-    def _generate_sync(self, messages: list[Message], params: GenerateParams) -> Completion:
+    def _schema(self, params: GenerateParams) -> dict[str, Any] | None:
+        if params.json_schema is None or not self.constrained:
+            return None
+        from mirage_bench.backends.constrained import tighten
+
+        if not self.schema_caps:
+            return params.json_schema
+        caps = self.schema_caps
+        return tighten(params.json_schema, max_items=caps.get("max_items"), max_length=caps.get("max_length"),
+                       min_items=caps.get("min_items"))
+
+    def _generate_sync(self, messages: list[Message], params: GenerateParams,
+                       cancel: threading.Event | None = None) -> Completion:
         import torch
+        from transformers import LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
+
+        class _Cancelled(StoppingCriteria):
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                stop = cancel is not None and cancel.is_set()
+                return torch.full((input_ids.shape[0],), stop, dtype=torch.bool)
 
         with _model_lock(self._key):
+            if cancel is not None and cancel.is_set():
+                raise BackendError(f"{self.name}: generation cancelled before it started", retryable=True)
             tokenizer, model = self._load()
+            if self._torch_threads:  # OpenMP's thread count is per calling thread: set it in this one
+                torch.set_num_threads(self._torch_threads)
             prompt, templated = self._prompt(tokenizer, messages)
             inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=not templated)
-            stops = tuple(params.stop or ()) + (() if templated else TRANSCRIPT_STOPS)
-            options: dict[str, Any] = {"max_new_tokens": params.max_tokens,
-                                       "do_sample": params.temperature > 0}
+            prompt_length = int(inputs["input_ids"].shape[1])
+            schema = self._schema(params)
+            stops: tuple[str, ...] = ()
+            if schema is None:
+                stops = tuple(params.stop or ()) + (() if templated else TRANSCRIPT_STOPS)
+            max_new = params.max_tokens
+            processors = LogitsProcessorList()
+            if schema is not None:
+                from mirage_bench.backends.constrained import JsonSchemaLogitsProcessor, schema_max_chars
+
+                try:  # cut the budget to what the schema can need (1 token >= 1 character)
+                    max_new = min(max_new, schema_max_chars(schema) + 8)
+                except ValueError:
+                    pass
+                processors.append(JsonSchemaLogitsProcessor(tokenizer, schema, prompt_length))
+            options: dict[str, Any] = {"max_new_tokens": max_new, "do_sample": params.temperature > 0,
+                                       "logits_processor": processors,
+                                       "stopping_criteria": StoppingCriteriaList([_Cancelled()])}
             if params.temperature > 0:
                 options["temperature"] = params.temperature
                 if params.top_p is not None:
@@ -125,22 +196,47 @@ class TransformersBackend(FlaggedRetry):
                 options["pad_token_id"] = tokenizer.eos_token_id
             with torch.inference_mode():
                 output = model.generate(**inputs, **options)
-        new_tokens = output[0, inputs["input_ids"].shape[1]:]
+        if cancel is not None and cancel.is_set():
+            raise BackendError(f"{self.name}: generation cancelled", retryable=True)
+        new_tokens = output[0, prompt_length:]
         raw = tokenizer.decode(new_tokens, skip_special_tokens=True)
         text, stopped = truncate_at_stop(raw, stops)
         n_new = int(new_tokens.shape[0])
-        finish = "stop" if stopped or n_new < params.max_tokens else "length"
+        eos = tokenizer.eos_token_id
+        ended = n_new < max_new or (n_new > 0 and eos is not None and int(new_tokens[-1]) == eos)
+        finish = "stop" if stopped or ended else "length"
         return Completion(
             text=text.strip(),
-            usage=Usage(input_tokens=int(inputs["input_ids"].shape[1]), output_tokens=n_new),
+            usage=Usage(input_tokens=prompt_length, output_tokens=n_new),
             finish_reason=finish,
             model=self.model_id,
             smoke_test=self.smoke_test,
         )
 
     async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
-        """Generate in a worker thread (the first call also loads the model there)."""
+        """Generate in a worker thread (the first call also loads the model there).
+
+        A cancellation (the client's timeout, Ctrl-C) sets the generation's cancel event, so the
+        thread stops at the next token and frees the model for the retry.
+        """
+        cancel = threading.Event()
         try:
-            return await asyncio.to_thread(self._generate_sync, list(messages), params)
+            return await asyncio.to_thread(self._generate_sync, list(messages), params, cancel)
+        except (ImportError, FileNotFoundError, OSError) as exc:
+            raise BackendError(f"{self.name}: cannot load model: {exc}", retryable=False) from exc
+        finally:
+            cancel.set()
+
+    #: One generation at a time per model: the client queues calls *before* their timeout starts.
+    max_concurrency = 1
+
+    async def warm_up(self) -> None:
+        """Load the model (in a worker thread) before the first call: a broken install fails here."""
+        def load() -> None:
+            with _model_lock(self._key):
+                self._load()
+
+        try:
+            await asyncio.to_thread(load)
         except (ImportError, FileNotFoundError, OSError) as exc:
             raise BackendError(f"{self.name}: cannot load model: {exc}", retryable=False) from exc

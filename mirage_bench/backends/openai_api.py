@@ -95,6 +95,7 @@ class OpenAIBackend(FlaggedRetry):
         structured: StructuredMode = "auto",
         request_timeout_s: float = 600.0,
         extra_body: dict[str, Any] | None = None,
+        transport: Literal["auto", "httpx"] = "auto",
     ) -> None:
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if not key:
@@ -113,6 +114,8 @@ class OpenAIBackend(FlaggedRetry):
         self._structured: StructuredMode = structured
         self._request_timeout_s = request_timeout_s
         self._extra_body = dict(extra_body or {})
+        #: ``auto``: the SDK's aiohttp transport when installed; ``httpx``: the SDK's default one.
+        self.transport = transport
         #: The AsyncOpenAI client of the running loop.
         self.sdk = LoopBoundClient(self._new_sdk_client)
 
@@ -120,7 +123,7 @@ class OpenAIBackend(FlaggedRetry):
         import openai
 
         options: dict[str, Any] = {}
-        transport = aiohttp_client()
+        transport = aiohttp_client() if self.transport == "auto" else None
         if transport is not None:
             options["http_client"] = transport
         return openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0,
@@ -158,7 +161,8 @@ class OpenAIBackend(FlaggedRetry):
         # api.openai.com's newer models accept only max_completion_tokens; compatible servers know max_tokens.
         kwargs["max_completion_tokens" if self.base_url is None else "max_tokens"] = params.max_tokens
         kwargs.update(optional_sampling(params))
-        if params.json_schema is not None:
+        # response_format takes an object schema only: an array schema (the self-audit) is sent without
+        if params.json_schema is not None and params.json_schema.get("type", "object") == "object":
             fmt = self._response_format(params.json_schema, mode)
             if fmt is not None:
                 kwargs["response_format"] = fmt
@@ -180,7 +184,7 @@ class OpenAIBackend(FlaggedRetry):
         except BackendError as exc:
             fallback = (
                 self._structured == "auto" and self.base_url is not None and params.json_schema is not None
-                and format_unsupported(exc)
+                and params.json_schema.get("type", "object") == "object" and format_unsupported(exc)
             )
             if not fallback:
                 raise

@@ -9,7 +9,8 @@ Spec grammar (one backend module each, imported only when chosen):
 ``vllm:<model>``                vLLM's offline ``LLM`` engine, batched, guided JSON (extra ``vllm``, GPU)
 ``transformers:<path>``         a local transformers causal LM on CPU
 ``llamacpp:<file.gguf>``        in-process llama-cpp-python (optional, compiled)
-``local``                       the embedded Gemma 3 270M GGUF: smoke test only, no key, no network
+``local``                       the embedded SmolLM2-135M-Instruct GGUF: smoke test only, no key, no network
+``local:gemma``                 the embedded Gemma 3 270M base GGUF (slower; smoke test only)
 ``scripted[:<recording.jsonl>]`` programmed / recorded outputs with injected faults (tests)
 ============================== =====================================================================
 
@@ -54,9 +55,9 @@ llamacpp:, local, scripted (e.g. 'openai:gpt-4o-mini')
         )
     base_url: str | None = None
     if kind == "local":
-        if target:
-            raise ValueError(f"'local' takes no argument, got {spec!r}")
-        return kind, "", None
+        if target not in ("", "smollm2", "gemma"):
+            raise ValueError(f"unknown local model {spec!r}: choose 'local' (SmolLM2) or 'local:gemma'")
+        return kind, target, None
     if kind == "scripted":
         return kind, target, None
     if not target:
@@ -107,7 +108,7 @@ def make_backend(spec: str, **options: Any) -> Backend:
         return LlamaCppBackend(target, **options)
     from mirage_bench.backends.local import make_local_backend
 
-    return make_local_backend(**options)
+    return make_local_backend(variant=target or "smollm2", **options)
 
 
 def is_smoke_test(backend: object) -> bool:

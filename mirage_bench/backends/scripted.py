@@ -90,7 +90,7 @@ def example_from_schema(schema: dict[str, Any], rng: random.Random, *, _root: di
         }
     if kind == "array":
         low = int(schema.get("minItems", 1))
-        high = int(schema.get("maxItems", max(low, 3)))
+        high = min(int(schema.get("maxItems", 3)), max(low, 3))  # small examples, within the bound
         count = rng.randint(low, max(low, high))
         items = schema.get("items", {"type": "string"})
         return [example_from_schema(items, rng, _root=root, _depth=_depth + 1) for _ in range(count)]

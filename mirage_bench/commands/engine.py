@@ -17,7 +17,9 @@ Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Calls in
 Seed = Annotated[int, typer.Option("--seed", help="Seed passed to every call (part of the cache key).")]
 JudgeMaxTokens = Annotated[
     int | None,
-    typer.Option("--judge-max-tokens", min=1, help="Max tokens of a judgment (default: the judge config's)."),
+    typer.Option(
+        "--judge-max-tokens", min=1, help="Max tokens of a judgment (default: the judge config's)."
+    ),
 ]
 ParseAttempts = Annotated[
     int | None,
@@ -43,7 +45,10 @@ JudgePrice = Annotated[
 ]
 ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
 Timeout = Annotated[
-    float, typer.Option("--timeout", min=1, help="Seconds before one call times out (then retried).")
+    float | None,
+    typer.Option(
+        "--timeout", min=1, help="Seconds before a call times out, then retried (default 120; local 900)."
+    ),
 ]
 RequestsPerMinute = Annotated[
     float | None, typer.Option("--rpm", min=1, help="Rate limit: requests per minute per backend.")
@@ -53,9 +58,13 @@ TokensPerMinute = Annotated[
 ]
 
 
-def _client_options(timeout: float, rpm: float | None, tpm: float | None) -> dict[str, Any]:
-    """Operational client settings (never part of the cache key or the manifest)."""
-    return {"timeout_s": timeout, "requests_per_minute": rpm, "tokens_per_minute": tpm}
+def _client_options(timeout: float | None, rpm: float | None, tpm: float | None) -> dict[str, Any]:
+    """Operational client settings (never part of the cache key or the manifest); no timeout given
+    leaves the default to the launcher (120 s, or 900 s when a backend is the local model)."""
+    options: dict[str, Any] = {"requests_per_minute": rpm, "tokens_per_minute": tpm}
+    if timeout is not None:
+        options["timeout_s"] = timeout
+    return options
 
 
 def _price(text: str | None) -> tuple[float, float] | None:
@@ -195,9 +204,12 @@ def run_command(
     concurrency: Concurrency = 8,
     out: Out = None,
     seed: Seed = 0,
-    max_tokens: int = typer.Option(1024, "--max-tokens", min=1, help="Max tokens of a Task response."),
+    max_tokens: int = typer.Option(
+        None, "--max-tokens", min=1, help="Max tokens of a Task response (default 1024; 256 for local)."
+    ),
     audit_max_tokens: int = typer.Option(
-        2048, "--audit-max-tokens", min=1, help="Max tokens of a self-audit / Probe / Accum answer."
+        None, "--audit-max-tokens", min=1,
+        help="Max tokens of a self-audit / Probe / Accum answer (default 2048; 1024 for local).",
     ),
     judge_max_tokens: JudgeMaxTokens = None,
     max_attempts: ParseAttempts = None,
@@ -210,7 +222,7 @@ def run_command(
     ),
     judge_price: JudgePrice = None,
     progress: ShowProgress = True,
-    timeout: Timeout = 120.0,
+    timeout: Timeout = None,
     rpm: RequestsPerMinute = None,
     tpm: TokensPerMinute = None,
     max_failure_rate: MaxFailureRate = 0.2,
@@ -298,7 +310,7 @@ def judge_command(
     cache: CachePath = None,
     judge_price: JudgePrice = None,
     progress: ShowProgress = True,
-    timeout: Timeout = 120.0,
+    timeout: Timeout = None,
     rpm: RequestsPerMinute = None,
     tpm: TokensPerMinute = None,
     max_failure_rate: MaxFailureRate = 0.2,

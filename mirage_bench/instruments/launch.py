@@ -34,7 +34,38 @@ def _package_version() -> str:
 def _is_smoke(spec: str | None, backend: Any) -> bool:
     from mirage_bench.backends.registry import is_smoke_test
 
-    return spec == "local" or (backend is not None and is_smoke_test(backend))
+    local = spec is not None and spec.split(":")[0] == "local"
+    return local or (backend is not None and is_smoke_test(backend))
+
+
+#: Token budgets when none is given: (Task response, self-audit / Probe / Accum, judgment).
+DEFAULT_TOKENS: dict[str, int] = {"max_tokens": 1024, "audit_max_tokens": 2048, "judge_max_tokens": 4096}
+
+
+def with_default_timeout(options: dict[str, Any] | None, *specs: str | None) -> dict[str, Any]:
+    """``options`` with ``timeout_s`` defaulted: 900 s when a backend is the local model, else the client's
+    (120 s)."""
+    out = dict(options or {})
+    if out.get("timeout_s") is None:
+        out.pop("timeout_s", None)
+        if any(spec is not None and spec.split(":")[0] == "local" for spec in specs):
+            from mirage_bench.backends.local import LOCAL_TIMEOUT_S
+
+            out["timeout_s"] = LOCAL_TIMEOUT_S
+    return out
+
+
+def default_tokens(name: str, spec: str | None) -> int:
+    """The default budget ``name`` for a model spec: smaller for the embedded ``local`` model.
+
+    >>> default_tokens("judge_max_tokens", "openai:gpt-4o-mini"), default_tokens("judge_max_tokens", "local")
+    (4096, 800)
+    """
+    if spec is not None and spec.split(":")[0] == "local":
+        from mirage_bench.backends.local import LOCAL_TOKEN_DEFAULTS
+
+        return LOCAL_TOKEN_DEFAULTS[name]
+    return DEFAULT_TOKENS[name]
 
 
 def start_run(
@@ -48,8 +79,8 @@ def start_run(
     concurrency: int = 8,
     out: str | Path | None = None,
     seed: int = 0,
-    max_tokens: int = 1024,
-    audit_max_tokens: int = 2048,
+    max_tokens: int | None = None,
+    audit_max_tokens: int | None = None,
     judge_max_tokens: int | None = None,
     max_attempts: int | None = None,
     retry_failed: bool = True,
@@ -74,11 +105,19 @@ def start_run(
     ``client_options`` are extra :class:`~mirage_bench.client.ClientConfig` fields (e.g. backoff).
     ``batch`` sends the calls through the providers' batch APIs (:mod:`mirage_bench.backends.batch`;
     stages task and judge only).
+    A token budget left ``None`` takes :func:`default_tokens` for its model (the judge's for
+    ``judge_max_tokens``).
     """
     from mirage_bench.instruments.pipeline import _price
     from mirage_bench.judges.config import effective_judge_config
     from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
 
+    max_tokens = default_tokens("max_tokens", model) if max_tokens is None else max_tokens
+    if audit_max_tokens is None:
+        audit_max_tokens = default_tokens("audit_max_tokens", model)
+    if judge_max_tokens is None and judge_config is None and judge:
+        # no config named: the paper's settings, with the spec's default budget (smaller for local)
+        judge_max_tokens = default_tokens("judge_max_tokens", judge)
     stage_list = select_stages(stages)
     config = effective_judge_config(
         judge_config, judge, max_tokens=judge_max_tokens, parse_attempts=max_attempts
@@ -171,7 +210,7 @@ def start_run(
         cache_path=cache_path,
         progress=progress,
         prices=prices,
-        client_options=client_options,
+        client_options=with_default_timeout(client_options, model, judge),
     )
     return run_dir, summary
 
@@ -339,6 +378,8 @@ def judge_file(
     from mirage_bench.personas import get_persona
     from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
 
+    if judge_max_tokens is None and judge_config is None and judge:
+        judge_max_tokens = default_tokens("judge_max_tokens", judge)
     config = effective_judge_config(
         judge_config, judge, max_tokens=judge_max_tokens, parse_attempts=max_attempts
     )
@@ -398,6 +439,6 @@ def judge_file(
         progress=progress,
         prices=prices,
         responses_to_seed=records,
-        client_options=client_options,
+        client_options=with_default_timeout(client_options, judge),
     )
     return run_dir, summary

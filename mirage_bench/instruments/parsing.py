@@ -333,28 +333,57 @@ def _enum_schema(values: list[str]) -> dict[str, Any]:
     return {"type": "string", "enum": values}
 
 
+#: Bounds of the judge and self-audit schemas: generous for a frontier model (the paper's judged
+#: responses hold 5-15 claims; a claim is one sentence), tight enough that every constrained decoder,
+#: local or behind a server, terminates. They bound generation only: the parser does not refuse a
+#: longer answer from a server that ignored the schema.
+SCHEMA_MAX_CLAIMS = 60
+SCHEMA_MAX_CLAIM_CHARS = 400
+SCHEMA_MAX_REASONING_CHARS = 800
+
+
+def claim_item_schema(fields: dict[str, dict[str, Any]], *, claim_chars: int = SCHEMA_MAX_CLAIM_CHARS,
+                      reasoning_chars: int = SCHEMA_MAX_REASONING_CHARS) -> dict[str, Any]:
+    """One claim object: ``claim``, the enum ``fields``, ``reasoning``, each string bounded."""
+    properties: dict[str, Any] = {"claim": {"type": "string", "minLength": 1, "maxLength": claim_chars}}
+    properties.update(fields)
+    properties["reasoning"] = {"type": "string", "maxLength": reasoning_chars}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def judge_output_schema(*, max_claims: int = SCHEMA_MAX_CLAIMS, claim_chars: int = SCHEMA_MAX_CLAIM_CHARS,
+                        reasoning_chars: int = SCHEMA_MAX_REASONING_CHARS) -> dict[str, Any]:
+    """The judge's ``{"claims": [...]}`` schema with the given bounds."""
+    item = claim_item_schema(
+        {"category": _enum_schema([label.value for label in Label]),
+         "accuracy": _enum_schema([acc.value for acc in Accuracy])},
+        claim_chars=claim_chars, reasoning_chars=reasoning_chars,
+    )
+    return {
+        "type": "object",
+        "properties": {"claims": {"type": "array", "items": item, "maxItems": max_claims}},
+        "required": ["claims"],
+        "additionalProperties": False,
+    }
+
+
+def self_audit_schema(*, max_claims: int = SCHEMA_MAX_CLAIMS, claim_chars: int = SCHEMA_MAX_CLAIM_CHARS,
+                      reasoning_chars: int = SCHEMA_MAX_REASONING_CHARS) -> dict[str, Any]:
+    """The G.6 self-audit's JSON array of ``{claim, category, reasoning}`` with the given bounds."""
+    item = claim_item_schema({"category": _enum_schema([label.value for label in Label])},
+                             claim_chars=claim_chars, reasoning_chars=reasoning_chars)
+    return {"type": "array", "items": item, "maxItems": max_claims}
+
+
 #: JSON schema passed to the judge backend (structured output where supported).
-JUDGE_OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "claims": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "claim": {"type": "string"},
-                    "category": _enum_schema([label.value for label in Label]),
-                    "accuracy": _enum_schema([acc.value for acc in Accuracy]),
-                    "reasoning": {"type": "string"},
-                },
-                "required": ["claim", "category", "accuracy", "reasoning"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["claims"],
-    "additionalProperties": False,
-}
+JUDGE_OUTPUT_SCHEMA: dict[str, Any] = judge_output_schema()
+#: JSON schema of the self-audit (a top-level array: sent where the backend can constrain arrays).
+SELF_AUDIT_SCHEMA: dict[str, Any] = self_audit_schema()
 
 #: JSON schema for the Accum memory.
 MEMORY_SCHEMA: dict[str, Any] = {

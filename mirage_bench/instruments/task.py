@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from mirage_bench.backends.base import GenerateParams
 from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse, format_facts, oi_rate
-from mirage_bench.instruments.parsing import parse_self_audit
+from mirage_bench.instruments.parsing import SELF_AUDIT_SCHEMA, parse_self_audit
 from mirage_bench.instruments.records import ResponseRecord, SelfAudit, SelfAuditClaim
 from mirage_bench.types import Message, Persona
 from mirage_bench.usage import stage as usage_stage
@@ -97,7 +97,8 @@ async def run_task(
         Message(role="assistant", content=response),
         self_audit_message(persona, task, response),
     ]
-    audit_params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=audit_max_tokens, seed=seed)
+    audit_params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=audit_max_tokens, seed=seed,
+                                  json_schema=SELF_AUDIT_SCHEMA)
     shas = audit_prompt_shas(task)
     with usage_stage("self_audit"):
         outcome = await call_and_parse(
