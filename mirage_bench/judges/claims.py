@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mirage_bench.backends.base import GenerateParams
-from mirage_bench.instruments.parsing import Parsed, ParseError, load_json_lenient, normalise_enum
+from mirage_bench.instruments.parsing import (
+    SCHEMA_MAX_REASONING_CHARS,
+    Parsed,
+    ParseError,
+    load_json_lenient,
+    normalise_enum,
+)
 from mirage_bench.types import Label, Message
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,12 +44,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _LABEL_VALUES = {label.value for label in Label}
 
-#: JSON schema of one claim label (structured output where the backend supports it).
+#: JSON schema of one claim label (structured output where the backend supports it; bounded, so a
+#: constrained local decoder terminates).
 CLAIM_LABEL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "label": {"type": "string", "enum": [label.value for label in Label]},
-        "reasoning": {"type": "string"},
+        "reasoning": {"type": "string", "maxLength": SCHEMA_MAX_REASONING_CHARS},
     },
     "required": ["label", "reasoning"],
     "additionalProperties": False,
