@@ -151,3 +151,27 @@ def test_bad_claims_files_are_clear_errors(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2 and "judge config file 'typo.yaml' not found" in result.output
+
+
+def test_a_new_judge_is_validated_against_annotate_tab_labels(tmp_path: Path) -> None:
+    """H.1 sample file -> judge-claims -> agreement with the annotator's label file, as they are."""
+    sample = Path(__file__).parent / "fixtures" / "space" / "annotation_sample.jsonl"
+    items = [json.loads(line) for line in sample.read_text().splitlines()]
+    human = tmp_path / "ann1.jsonl"  # the Annotate tab's label records: item_id + human_label
+    human.write_text(
+        "".join(
+            json.dumps({"annotator_id": "ann1", "item_id": i["item_id"], "human_label": i["judge_label"]})
+            + "\n"
+            for i in items
+        )
+    )
+    out = tmp_path / "labels.jsonl"
+    result = runner.invoke(
+        app, ["judge-claims", "--claims", str(sample), "--judge", "scripted", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["agreement", str(out), str(human), "--json", "--resamples", "0"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["matched"] == report["scored"] == len(items)
+    assert report["b"]["labeller"] == "ann1" and report["a"]["labeller"] == "paper"
