@@ -175,3 +175,36 @@ def test_a_new_judge_is_validated_against_annotate_tab_labels(tmp_path: Path) ->
     report = json.loads(result.output)
     assert report["matched"] == report["scored"] == len(items)
     assert report["b"]["labeller"] == "ann1" and report["a"]["labeller"] == "paper"
+
+
+def test_cross_judge_on_a_runs_claims(tmp_path: Path) -> None:
+    """A second judge labels a run's claims.parquet; agreement joins it with the run's own labels."""
+    from mirage_bench.instruments.launch import start_run
+
+    run_dir, _ = start_run(
+        model="scripted", judge="scripted", personas="2", tasks="apartment", out=tmp_path / "r"
+    )
+    claims = run_dir / "claims.parquet"
+    out = tmp_path / "second.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "judge-claims",
+            "--claims",
+            str(claims),
+            "--judge-config",
+            "local",
+            "--judge",
+            "scripted:simulate,leniency=0.1",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["agreement", str(out), str(claims), "--json", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    import pandas as pd
+
+    assert report["matched"] == len(pd.read_parquet(claims)) and report["only_in_a"]["count"] == 0
+    assert report["b"]["labeller"] == "scripted" and "kappa_ci" in report["statistics"]

@@ -1,8 +1,10 @@
 """Agreement between two label files (judge–judge or judge–human): the glue of ``mirage-bench agreement``.
 
 A label file is JSONL keyed by ``claim_id`` with a ``label`` field: what ``judge-claims`` writes
-and what the Annotate tab exports. ``item_id`` is read as ``claim_id`` and ``human_label`` /
-``judge_label`` as ``label``, so H.1 sample and annotation files work as they are. A line whose
+and what the Annotate tab exports; a run's ``claims.parquet`` is read as the labels of its judge
+(``claim_id`` = the H.1 item id, as ``judge-claims`` gives the same claims). ``item_id`` is read as
+``claim_id`` and ``human_label`` / ``judge_label`` as ``label``, so H.1 sample and annotation files
+work as they are. A line whose
 label is null (a parse or call failure of a judge) is counted as unlabelled and never scored.
 
 The two files are joined on ``claim_id``; ids in only one file are reported. The statistics are
@@ -39,11 +41,35 @@ class LabelFile:
         return {k: v for k, v in self.labels.items() if v is not None}
 
 
+def _parquet_labels(path: Path) -> LabelFile:
+    """A run's ``claims.parquet`` as a label file (``claim_id`` = the H.1 item id of each row)."""
+    import pandas as pd
+
+    from mirage_bench.judges import annotation_records
+
+    make_item_id = annotation_records().make_item_id
+    frame = pd.read_parquet(path)
+    missing = {"model", "judge", "persona_id", "task_id", "claim_index", "label"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"{path}: not a claims table (missing {sorted(missing)})")
+    labels = {
+        make_item_id(r["model"], r["judge"], r["persona_id"], r["task_id"], int(r["claim_index"])): str(
+            r["label"]
+        )
+        for r in frame.to_dict("records")
+    }
+    if not labels:
+        raise ValueError(f"{path}: no labels")
+    return LabelFile(path, labels, ", ".join(sorted(set(frame["judge"].astype(str)))), {"ok": len(labels)})
+
+
 def read_label_file(path: str | Path) -> LabelFile:
-    """Read a label file; ``ValueError`` names each bad line (and a claim id labelled twice)."""
+    """Read a label file (JSONL, or a run's ``claims.parquet``); ``ValueError`` names each bad line."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"label file {path} not found")
+    if path.suffix == ".parquet":
+        return _parquet_labels(path)
     labels: dict[str, str | None] = {}
     statuses: dict[str, int] = {}
     labellers: set[str] = set()
