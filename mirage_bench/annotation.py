@@ -121,8 +121,9 @@ def create_sample(claims: pd.DataFrame, spec: SampleSpec | None = None) -> list[
 
 
 def save_sample(store: SubmissionStore, sample_id: str, items: list[Any]) -> None:
-    """Write a sample file into the store (atomically)."""
+    """Write a sample file into the store (atomically; the Hub mirror, if any, is asked to commit)."""
     write_jsonl(store.sample_path(sample_id), [i.model_dump(mode="json") for i in items])
+    store.changed(urgent=True)
 
 
 def load_sample(store: SubmissionStore, sample_id: str) -> list[Any]:

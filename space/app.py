@@ -202,24 +202,29 @@ def launch(
         )
         worker.start_background()
     demo.queue(default_concurrency_limit=4)
+    stop = threading.Event()
     if block and threading.current_thread() is threading.main_thread():
 
         def first_signal() -> None:
             if worker is not None:
                 worker.request_stop()
-            raise KeyboardInterrupt  # gradio's block_thread closes the server on it
+            stop.set()
 
-        install_shutdown_signals(first_signal)
+        install_shutdown_signals(first_signal)  # before launch: a signal during start-up is honoured too
     demo.launch(
         server_name=host,
         server_port=port,
-        prevent_thread_lock=not block,
+        prevent_thread_lock=True,
         show_error=True,
         css=CSS,
         head=HEAD,
         footer_links=["api", "gradio"],
     )
-    if block:  # the server was closed (a signal): stop the worker, commit what is left
+    if block:  # serve until a signal, then close the server, stop the worker, commit what is left
+        while not stop.wait(0.5):
+            pass
+        print("closing the server", flush=True)
+        demo.close()
         if worker is not None:
             worker.stop(timeout=5.0)
         elif context.store.mirror is not None:

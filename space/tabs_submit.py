@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from mirage_bench.leaderboard.store import Metadata, SubmissionError, format_duration
+from mirage_bench.leaderboard.store import Metadata, SubmissionError, format_duration, format_rate
 from space import identity
 from space.tabs_board import Context
 
@@ -25,6 +25,8 @@ QUEUE_COLUMNS = [
     "submitted",
     "submission",
 ]
+#: Widths of the queue columns (an empty column would otherwise shrink to one letter per line).
+QUEUE_WIDTHS = ["160px", "90px", "300px", "140px", "170px", "220px", "70px", "95px", "90px", "190px", "230px"]
 HOW_TO = """
 **Two ways to submit.**
 (a) Generate the 900 responses on your own hardware with
@@ -95,7 +97,7 @@ def expected_time_note(ctx: Context, n_responses: int = 900) -> str:
         eta = format_duration(n_responses / rate * 60)
         return (
             f"{queue}**Expected judging time:** about {eta} for {n_responses} responses with `{ctx.judge}` "
-            f"(measured on this Space: {rate:g} responses per minute)."
+            f"(measured on this Space: {format_rate(rate).replace('per min', 'responses per minute')})."
         )
     return (
         f"{queue}**Expected judging time:** not measured yet for `{ctx.judge}` on this Space; the first "
@@ -215,7 +217,10 @@ def submit_tab(ctx: Context) -> None:
     message = gr.Markdown(elem_id="submit-message")
     gr.Markdown("### Queue")
     first_frame, first_note = queue_view(ctx)
-    queue = gr.Dataframe(value=first_frame, interactive=False, wrap=True, elem_id="queue-table")
+    queue = gr.Dataframe(
+        value=first_frame, interactive=False, wrap=True, elem_id="queue-table",
+        column_widths=QUEUE_WIDTHS,
+    )
     queue_note = gr.Markdown(first_note, elem_id="queue-note")
     refresh = gr.Button("Refresh queue", size="sm", elem_id="queue-refresh")
     timer = gr.Timer(2.0)

@@ -157,3 +157,19 @@ def test_a_judge_change_between_starts_rejudges_from_scratch_never_mixes(tmp_pat
     assert len(aside) == 1 and {v["judge"] for v in _lines(aside[0])} == {"scripted"}
     row = json.loads((judgments.parent / "leaderboard_row.json").read_text())
     assert row["judge"] == other
+
+
+def test_a_second_worker_on_a_busy_store_says_so(tmp_path: Path) -> None:
+    from filelock import FileLock
+
+    root = tmp_path / "store"
+    SubmissionStore(root)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with FileLock(str(root / ".worker.lock")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "mirage_bench.cli", "worker", "--store", str(root), "--judge", "scripted",
+             "--once", "--poll", "0.5"],
+            env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "another worker holds" in proc.stderr

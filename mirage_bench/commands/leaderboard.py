@@ -3,12 +3,17 @@
 They work on the same store as the Space (``--store DIR``, default ``$MIRAGE_SUBMISSIONS_DIR`` or
 ``submissions/store``), Hub-backed when ``MIRAGE_REQUESTS_REPO``/``MIRAGE_RESULTS_REPO`` (or
 ``MIRAGE_HUB_REPO``) are set: ``submit`` then commits the new request before it exits, so CI can
-submit to a hosted Space.
+submit to a hosted Space, and ``queue`` / ``leaderboard`` read the Hub's latest commit (a fresh
+download, never a stale local copy).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +36,26 @@ def _open(store: Path | None) -> Any:
         reason = redact(f"{type(exc).__name__}: {exc}")
         typer.echo(f"error: cannot read the Hub-backed store: {reason}", err=True)
         raise typer.Exit(1) from None
+
+
+@contextmanager
+def _reading(store: Path | None) -> Iterator[Any]:
+    """The store to read: with a Hub configured, a fresh download of it (what a restarted Space
+    shows); else the local store."""
+    from mirage_bench.leaderboard.hub import HubConfig
+
+    try:
+        hub = HubConfig.from_env()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if hub is None:
+        yield _open(store)
+        return
+    tmp = tempfile.mkdtemp(prefix="mirage-hub-read-")
+    try:
+        yield _open(Path(tmp))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _json_safe(value: Any) -> Any:
@@ -91,9 +116,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON (a list of requests)."),
     ) -> None:
         """Every request in the store, newest first: status, progress, position, rate, ETA, reason, flags."""
-        st = _open(store)
+        with _reading(store) as st:
+            found = st.queue_rows()
         rows = []
-        for r in st.queue_rows():
+        for r in found:
             rows.append(
                 {
                     "submission_id": r["submission"],
@@ -136,8 +162,8 @@ def register(app: typer.Typer) -> None:
         """The ranked rows the Space shows for one judge (highest OI first)."""
         from mirage_bench.leaderboard import board as lb
 
-        st = _open(store)
-        frame = lb.load_board(st.root)
+        with _reading(store) as st:
+            frame = lb.load_board(st.root)
         choices = lb.judges(frame, include_smoke=show_all)
         chosen = judge or (choices[0] if choices else None)
         known = sorted(set(frame["judge"].astype(str)))
@@ -210,6 +236,9 @@ def register(app: typer.Typer) -> None:
         install_shutdown_signals(on_signal)
         try:
             w.serve(once=once)
+        except RuntimeError as exc:  # --once while another worker holds the store's lock
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
         finally:
             w.stop()
         if signalled:

@@ -63,9 +63,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Draw a stratified blind-annotation sample (Appendix H.1) from run claims into the store."""
         from mirage_bench.annotation import SampleSpec, claims_from_runs, create_sample, save_sample
-        from mirage_bench.leaderboard.store import SubmissionStore, safe_id
+        from mirage_bench.leaderboard.hub import open_store
+        from mirage_bench.leaderboard.store import safe_id
 
-        st = SubmissionStore(store)
+        st = open_store(store)  # Hub-backed when MIRAGE_REQUESTS_REPO / MIRAGE_RESULTS_REPO are set
         sid = safe_id(sample_id)
         if st.sample_path(sid).exists() and not force:
             raise typer.BadParameter(
@@ -81,6 +82,8 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise typer.BadParameter(f"{exc} (pass --lenient to take what there is)") from None
         save_sample(st, sid, items)
+        if st.mirror is not None and not st.mirror.flush():
+            typer.echo(f"warning: the Hub commit failed: {st.mirror.last_error}", err=True)
         typer.echo(f"wrote {len(items)} items to {st.sample_path(sid)}")
         if "smoke_test" in claims and claims["smoke_test"].astype(bool).any():
             typer.echo(

@@ -105,6 +105,17 @@ class SubmissionRequest(BaseModel):
         return f"hf:{self.hf_user.lower()}" if self.hf_user else f"contact:{self.contact.strip().lower()}"
 
 
+def format_rate(per_min: float | None) -> str:
+    """A judging rate for people: whole numbers from 10 per minute up, else two significant digits.
+
+    >>> format_rate(2293.93), format_rate(6.0), format_rate(0.4271), format_rate(None)
+    ('2,294 per min', '6 per min', '0.43 per min', '')
+    """
+    if not per_min:
+        return ""
+    return f"{per_min:,.0f} per min" if per_min >= 10 else f"{per_min:.2g} per min"
+
+
 def format_duration(seconds: float | None) -> str:
     """A short human duration.
 
@@ -431,7 +442,7 @@ def queue_state(request: SubmissionRequest, position: int | None, running: int =
             return request.phase
         parts = [request.progress or "starting"]
         if request.rate_per_min:
-            parts.append(f"{request.rate_per_min:g} per min")
+            parts.append(format_rate(request.rate_per_min))
         if request.eta_s is not None and request.progress_done < request.progress_total:
             parts.append(f"about {format_duration(request.eta_s)} left")
         elif request.progress_total and not request.rate_per_min:

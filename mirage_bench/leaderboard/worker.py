@@ -65,6 +65,17 @@ _KEYLIKE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|hf_[A-Z
 
 #: The queue's note on a submission judged by a smoke-test judge (the embedded ``local`` model).
 SMOKE_NOTE = "smoke-test judge: slow on a CPU, labels meaningless, row hidden from the ranked board"
+#: The same note for the engine's simulated judge (fast, but its labels are simulated).
+SIMULATED_NOTE = "simulated judge: labels simulated, not a model's verdicts; row hidden from the ranked board"
+
+
+def smoke_note(judge: str) -> str:
+    """The queue's note on a submission judged by a smoke-test judge.
+
+    >>> smoke_note("scripted").startswith("simulated judge")
+    True
+    """
+    return SIMULATED_NOTE if judge == "scripted" or judge.startswith("scripted:") else SMOKE_NOTE
 #: Shown in the queue while the judge model loads (a local judge loads it before its first verdict).
 LOADING_NOTE = "loading the judge model"
 
@@ -293,7 +304,7 @@ class Worker:
             n_responses=total,
             rate_per_min=None,
             eta_s=None,
-            reason=SMOKE_NOTE if smoke else "",
+            reason=smoke_note(self.judge) if smoke else "",
         )
         self._canary(backend, smoke)
         if todo:
@@ -506,9 +517,9 @@ class Worker:
             last = -1
             while proc.poll() is None:
                 if self._stop.wait(1.0):
-                    proc.terminate()
+                    proc.terminate()  # the engine saves its run directory on SIGTERM; resumed later
                     try:
-                        proc.wait(30)
+                        proc.wait(5)
                     except subprocess.TimeoutExpired:
                         proc.kill()
                         proc.wait()
@@ -575,7 +586,7 @@ class Worker:
         row["judge_config_sha256"] = self.judge_config.sha256
         row["flags"] = list(self.store.get(sid).flags)
         write_row(run_dir / "leaderboard_row.json", row)
-        notes = [SMOKE_NOTE] if self.store.get(sid).smoke_test else []
+        notes = [smoke_note(self.judge)] if self.store.get(sid).smoke_test else []
         if failed:
             notes.append(f"{len(failed)} response(s) could not be judged and are excluded")
         note = "; ".join(notes)
