@@ -38,6 +38,19 @@ class FakeBatchServer(FakeOpenAIServer):
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_items = 0
         self._polls: dict[str, int] = {}
+        self._item_faults = 0
+
+    def fail_items(self, count: int) -> None:
+        """Answer the next ``count`` batch items with a 500 (OpenAI: in the batch's error file)."""
+        with self._lock:
+            self._item_faults += count
+
+    def _take_fault(self) -> bool:
+        with self._lock:
+            if self._item_faults > 0:
+                self._item_faults -= 1
+                return True
+            return False
 
     def add_routes(self, app: web.Application) -> None:
         """The batch endpoints of both providers."""
@@ -151,28 +164,34 @@ class FakeBatchServer(FakeOpenAIServer):
             lines = [
                 json.loads(x) for x in self.files[batch["input_file_id"]].decode().splitlines() if x.strip()
             ]
-            out = []
+            out, failed = [], []
             for n, line in enumerate(lines):
-                out.append(
-                    {
-                        "id": f"req_{n}",
-                        "custom_id": line["custom_id"],
-                        "error": None,
-                        "response": {
-                            "status_code": 200,
-                            "request_id": f"r{n}",
-                            "body": self.chat_body(line["body"], n),
-                        },
-                    }
+                status = 500 if self._take_fault() else 200
+                body = (
+                    self.chat_body(line["body"], n)
+                    if status == 200
+                    else {"error": {"message": "injected batch item failure"}}
                 )
+                item = {
+                    "id": f"req_{n}",
+                    "custom_id": line["custom_id"],
+                    "error": None,
+                    "response": {"status_code": status, "request_id": f"r{n}", "body": body},
+                }
+                (out if status == 200 else failed).append(item)
             with self._lock:
                 self.batch_items += len(out)
                 file_id = f"file-out-{batch['id']}"
                 self.files[file_id] = "".join(json.dumps(o) + "\n" for o in out).encode()
+                error_id = None
+                if failed:  # OpenAI puts the failed requests in a separate error file
+                    error_id = f"file-err-{batch['id']}"
+                    self.files[error_id] = "".join(json.dumps(o) + "\n" for o in failed).encode()
             batch.update(
                 status="completed",
                 output_file_id=file_id,
-                request_counts={"total": len(out), "completed": len(out), "failed": 0},
+                error_file_id=error_id,
+                request_counts={"total": len(lines), "completed": len(out), "failed": len(failed)},
             )
         return web.json_response(self._openai_object(batch))
 

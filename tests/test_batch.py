@@ -159,3 +159,24 @@ def test_batch_refuses_stages_it_does_not_cover(server: FakeBatchServer, tmp_pat
             out=tmp_path / "x",
             batch=True,
         )
+
+
+def test_failed_batch_items_are_retried_and_counted_like_online_calls(
+    server: FakeBatchServer, tmp_path: Path
+) -> None:
+    spec = f"openai:fake-model@{server.base_url}"
+    judge = f"openai:fake-judge@{server.base_url}"
+    online, _ = start_run(model=spec, judge=judge, out=tmp_path / "online", **RUN)
+    server.reset()
+    server.fail_items(3)  # three items of the first batch come back as 500s (in the error file)
+    batched, _ = start_run(
+        model=spec,
+        judge=judge,
+        out=tmp_path / "batch",
+        batch=True,
+        client_options={"backoff_base_s": 0.0, "backoff_max_s": 0.0},
+        **RUN,
+    )
+    pd.testing.assert_frame_equal(_claims(online), _claims(batched))
+    usage = RunDir(batched).read_manifest().usage["model"]
+    assert usage["retries"] == 3 and usage["failures"] == 0  # retried through the next batch, then answered
