@@ -153,7 +153,10 @@ def start_run(
 
         dry_scripts: list[Any] = []
         if "accum" in stage_list:
-            from mirage_bench.accum_scripts import load_accum_scripts
+            try:  # the Accum scripts' module (moved into instruments/accum/ by the metrics wave)
+                from mirage_bench.instruments.accum.scripts import load_accum_scripts
+            except ImportError:
+                from mirage_bench.accum_scripts import load_accum_scripts
 
             dry_scripts = load_accum_scripts()
         estimate = estimate_run(
