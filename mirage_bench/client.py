@@ -186,10 +186,12 @@ def is_fatal(error: BaseException) -> bool:
     return False
 
 
-class FatalBackendError(RuntimeError):
+class FatalBackendError(ValueError):
     """A backend error no request can survive; raised by :meth:`Client.call` to stop the stage.
 
-    ``str()`` is one line naming the backend, the provider's message and the fix.
+    ``str()`` is one line naming the backend, the provider's message and the fix. It is a
+    ``ValueError`` (a configuration mistake: key, model name, endpoint), so every command that
+    prints bad input as one line prints this one too.
     """
 
     def __init__(self, backend: str, error: BaseException, role: str | None = None) -> None:

@@ -58,6 +58,8 @@ async def test_local_json_is_constrained_to_the_schema_and_a_timeout_stops_the_g
 
     backend = make_backend("local")
     await backend.warm_up()
+    converted = backend._converted_dir()  # the de-quantized copy later processes load in seconds
+    assert converted is not None and (converted / "model.safetensors").is_file()
     messages = [Message(role="user", content="List facts about cats as a JSON array of "
                                                 "{claim, category, reasoning} objects.")]
     params = GenerateParams(max_tokens=400, json_schema=SELF_AUDIT_SCHEMA)

@@ -28,6 +28,32 @@ from mirage_bench.backends._common import (
 from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
 from mirage_bench.types import Message
 
+#: JSON-schema keywords Anthropic's structured output refuses with a 400 (numeric, string-length and
+#: array bounds): dropped from the schema sent, as the official SDKs do; the parser still validates.
+UNSUPPORTED_SCHEMA_KEYWORDS: frozenset[str] = frozenset({
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+    "maxItems", "uniqueItems", "minProperties", "maxProperties",
+})
+
+
+def anthropic_schema(schema: Any) -> Any:
+    """``schema`` without the keywords Anthropic refuses (``minItems`` above 1 dropped too).
+
+    >>> anthropic_schema({"type": "array", "maxItems": 60, "minItems": 1,
+    ...                   "items": {"type": "string", "maxLength": 400}})
+    {'type': 'array', 'minItems': 1, 'items': {'type': 'string'}}
+    """
+    if isinstance(schema, list):
+        return [anthropic_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key in UNSUPPORTED_SCHEMA_KEYWORDS or (key == "minItems" and isinstance(value, int) and value > 1):
+            continue
+        out[key] = anthropic_schema(value) if key not in ("enum", "const", "required") else value
+    return out
+
 
 class AnthropicBackend(FlaggedRetry):
     """A Messages API backend built on ``anthropic.AsyncAnthropic``.
@@ -70,7 +96,8 @@ class AnthropicBackend(FlaggedRetry):
         if params.stop:
             kwargs["stop_sequences"] = list(params.stop)
         if params.json_schema is not None and self._structured and params.json_schema.get("type") == "object":
-            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": params.json_schema}}
+            kwargs["output_config"] = {"format": {"type": "json_schema",
+                                                  "schema": anthropic_schema(params.json_schema)}}
         extra: dict[str, Any] = {}
         if self.sends_sampling_params:
             extra["temperature"] = params.temperature

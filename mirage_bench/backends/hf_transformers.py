@@ -15,6 +15,10 @@ Structured output: a JSON schema in the parameters is enforced token by token wi
 (``max_items``, ``max_length``) tightens a schema's bounds for a small model, and the token budget
 is cut to what the (tightened) schema can need.
 
+Loading: a GGUF is de-quantized in Python on every load (16 s idle, over a minute on busy cores);
+with ``convert_cache`` (the ``local`` backend sets it) the de-quantized float32 weights and the
+tokenizer are saved once as safetensors and later loads read those (the same values).
+
 Stopping: each generation checks a cancel event between tokens (a ``StoppingCriteria``); a call
 that times out or is cancelled sets it, so the generation thread really stops within one token
 instead of running on behind the retries.
@@ -23,6 +27,8 @@ instead of running on behind the retries.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -33,6 +39,8 @@ from mirage_bench.types import Message
 
 #: Turn markers that end a base model's answer in a plain transcript.
 TRANSCRIPT_STOPS: tuple[str, ...] = ("\nUser:", "\nSystem:", "\nAssistant:")
+
+logger = logging.getLogger(__name__)
 
 _MODELS: dict[tuple[str, str | None], tuple[Any, Any]] = {}
 _LOCKS: dict[tuple[str, str | None], threading.Lock] = {}
@@ -75,6 +83,7 @@ class TransformersBackend(FlaggedRetry):
         torch_threads: int | None = None,
         schema_caps: dict[str, int] | None = None,
         constrained: bool = True,
+        convert_cache: str | Path | None = None,
     ) -> None:
         target = Path(path)
         if gguf_file is None and target.suffix == ".gguf":
@@ -92,6 +101,8 @@ class TransformersBackend(FlaggedRetry):
         self._torch_threads = torch_threads
         self._key = (self.path, self.gguf_file)
         self.schema_caps = dict(schema_caps or {})
+        #: Folder keeping a de-quantized copy of a GGUF (see :meth:`_save_converted`); None: never.
+        self._convert_cache = convert_cache
         from mirage_bench.backends import constrained as _constrained
 
         #: Whether JSON schemas are enforced while decoding (``llguidance`` installed and wanted).
@@ -122,12 +133,61 @@ class TransformersBackend(FlaggedRetry):
         hf_logging.disable_progress_bar()  # one progress display per run: the engine's
         hf_logging.set_verbosity_error()
         _silence_gguf_bar()
+        converted = self._converted_dir()
+        if converted is not None and (converted / "config.json").is_file():
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(str(converted))
+                model = AutoModelForCausalLM.from_pretrained(str(converted), dtype=torch.float32)
+            except (OSError, ValueError) as exc:  # a damaged conversion: convert again
+                logger.warning("converted copy %s unusable (%s); reading the GGUF again", converted, exc)
+            else:
+                model.eval()
+                _MODELS[self._key] = (tokenizer, model)
+                return tokenizer, model
         kwargs: dict[str, Any] = {"gguf_file": self.gguf_file} if self.gguf_file else {}
         tokenizer = AutoTokenizer.from_pretrained(self.path, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(self.path, dtype=torch.float32, **kwargs)
         model.eval()
+        if converted is not None:
+            self._save_converted(converted, tokenizer, model)
         _MODELS[self._key] = (tokenizer, model)
         return tokenizer, model
+
+    def _converted_dir(self) -> Path | None:
+        """Where the de-quantized weights of this GGUF are kept (``convert_cache``/<snapshot>), if set."""
+        if self._convert_cache is None or self.gguf_file is None:
+            return None
+        safe = "".join(c if c.isalnum() else "-" for c in self.snapshot)[-40:]
+        return Path(self._convert_cache) / safe
+
+    @staticmethod
+    def _save_converted(target: Path, tokenizer: Any, model: Any) -> None:
+        """Save the de-quantized model (safetensors) and tokenizer under ``target``, atomically.
+
+        Reading a GGUF de-quantizes every tensor in Python (16 s idle, over a minute on busy
+        cores); the saved float32 copy (the same values) loads in seconds. A failure is logged and
+        only costs the next run the conversion again.
+        """
+        import os
+        import shutil
+
+        from safetensors.torch import save_model
+
+        partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+        try:
+            partial.mkdir(parents=True, exist_ok=True)
+            # save_pretrained refuses a GGUF-loaded model ("quantized with gguf"); its weights are
+            # plain float32 tensors by now, so the state dict is written directly (tied weights once)
+            save_model(model, str(partial / "model.safetensors"), metadata={"format": "pt"})
+            config = model.config.to_dict()
+            config.pop("quantization_config", None)
+            (partial / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+            tokenizer.save_pretrained(str(partial))
+            os.replace(partial, target)
+        except Exception as exc:  # noqa: BLE001 - a cache that cannot be written costs time, not results
+            logger.warning("could not keep a converted copy at %s: %s", target, exc)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
 
     def _prompt(self, tokenizer: Any, messages: list[Message]) -> tuple[str, bool]:
         """The prompt text and whether it is a chat-template rendering (else a plain transcript)."""

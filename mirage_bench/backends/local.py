@@ -140,6 +140,8 @@ def make_local_backend(model_dir: str | Path | None = None, *, variant: str = "s
         options.setdefault("model_id", LOCAL_MODEL_ID)
     options.setdefault("snapshot", sha256)
     options.setdefault("schema_caps", LOCAL_SCHEMA_CAPS)
+    # the de-quantized weights are kept beside the models (~0.5 GB float32): later runs load in seconds
+    options.setdefault("convert_cache", (Path(model_dir) if model_dir else default_model_dir()) / "converted")
     configured = os.environ.get("MIRAGE_BENCH_LOCAL_THREADS", "")
     options.setdefault("torch_threads", int(configured) if configured.isdigit() else LOCAL_TORCH_THREADS)
     options["smoke_test"] = True

@@ -137,11 +137,17 @@ class OpenAIBackend(FlaggedRetry):
         """
         import openai
 
-        with sdk_errors(openai, "openai"):
-            if self.base_url is None:
+        if self.base_url is None:
+            with sdk_errors(openai, "openai"):
                 await self.sdk.get().models.retrieve(self.model)
-            else:
+            return
+        try:
+            with sdk_errors(openai, "openai"):
                 await self.sdk.get().models.list()
+        except BackendError as exc:
+            if exc.status_code in (404, 405, 501):  # a server without the models route: the key is unchecked
+                return
+            raise
 
     def _response_format(self, schema: dict[str, Any], mode: StructuredMode) -> dict[str, Any] | None:
         if mode == "none":
@@ -166,15 +172,24 @@ class OpenAIBackend(FlaggedRetry):
             fmt = self._response_format(params.json_schema, mode)
             if fmt is not None:
                 kwargs["response_format"] = fmt
-        if self._extra_body:
-            kwargs["extra_body"] = self._extra_body
+        kwargs.update(self._extra_body)
         return kwargs
 
-    async def _create(self, kwargs: dict[str, Any]) -> Any:
+    async def _create(self, body: dict[str, Any]) -> Any:
+        """``POST /chat/completions`` through the SDK client's ``post`` (auth, errors, transport).
+
+        Returns the decoded JSON body (a dict). ``chat.completions.create`` would first walk the whole
+        body against its TypedDicts (``async_maybe_transform``, measured at ~30 % of this client's
+        CPU per call at 50 ms latency) and then build a ``ChatCompletion`` model (~15 %), for a body
+        that is plain JSON both ways; ``post(..., cast_to=object)`` sends the same request.
+        """
         import openai
 
         with sdk_errors(openai, "openai"):
-            return await self.sdk.get().chat.completions.create(**kwargs)
+            response = await self.sdk.get().post("/chat/completions", cast_to=object, body=body)
+        if not isinstance(response, dict):
+            raise MalformedResponseError(f"openai sent a non-object body: {type(response).__name__}")
+        return response
 
     async def generate(self, messages: list[Message], params: GenerateParams) -> Completion:
         """One chat completion; structured output when ``params.json_schema`` is set."""
@@ -192,24 +207,28 @@ class OpenAIBackend(FlaggedRetry):
             response = await self._create(self._request(messages, params, "json_object"))
             self._structured = "json_object"
         try:
-            choices = response.choices
+            choices = response["choices"]
             if not choices:
                 raise MalformedResponseError("openai returned no choices")
             choice = choices[0]
-            text = choice.message.content
-        except (AttributeError, TypeError, IndexError, KeyError) as exc:
+            message = choice["message"]
+            text = message.get("content")
+            usage = response.get("usage") or {}
+            input_tokens = int(usage.get("prompt_tokens") or 0)
+            output_tokens = int(usage.get("completion_tokens") or 0)
+        except (AttributeError, TypeError, IndexError, KeyError, ValueError) as exc:
             raise MalformedResponseError(f"openai sent a malformed completion: {exc!r}") from exc
-        if text is None:
-            refusal = getattr(choice.message, "refusal", None)
-            raise BackendError(f"openai returned no content (refusal: {refusal!r})", retryable=False)
-        usage = getattr(response, "usage", None)
+        if not isinstance(text, str):
+            if text is not None:
+                raise MalformedResponseError(f"openai sent a non-text completion: {type(text).__name__}")
+            raise BackendError(f"openai returned no content (refusal: {message.get('refusal')!r})",
+                               retryable=False)
         return Completion(
             text=text,
-            usage=Usage(input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                        output_tokens=getattr(usage, "completion_tokens", 0) or 0),
-            finish_reason=choice.finish_reason,
-            response_id=getattr(response, "id", None),
-            model=getattr(response, "model", None) or self.model,
+            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens),
+            finish_reason=choice.get("finish_reason"),
+            response_id=response.get("id"),
+            model=response.get("model") or self.model,
         )
 
     async def aclose(self) -> None:

@@ -149,11 +149,11 @@ def _launch(start: Callable[..., tuple[Path, dict[str, Any]]], *, report: bool, 
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
         run_dir, summary = start(**arguments)
-    except (ValueError, KeyError, FileExistsError, ImportError, RunLockedError) as exc:
-        raise _fail(exc) from exc
-    except FatalBackendError as exc:
+    except FatalBackendError as exc:  # before ValueError, its base class
         typer.echo(f"error: {exc} (run stopped; status 'failed')", err=True)
         raise typer.Exit(EXIT_BACKEND_FATAL) from exc
+    except (ValueError, KeyError, FileExistsError, ImportError, RunLockedError) as exc:
+        raise _fail(exc) from exc
     except KeyboardInterrupt as exc:
         typer.echo("interrupted: progress and usage saved (status 'interrupted'); re-run the same "
                    "command to resume", err=True)
