@@ -208,3 +208,24 @@ def test_cross_judge_on_a_runs_claims(tmp_path: Path) -> None:
 
     assert report["matched"] == len(pd.read_parquet(claims)) and report["only_in_a"]["count"] == 0
     assert report["b"]["labeller"] == "scripted" and "kappa_ci" in report["statistics"]
+
+
+def test_a_bad_key_stops_judge_claims_with_exit_3(tmp_path: Path) -> None:
+    from tests.openai_server import FakeOpenAIServer
+
+    claims = write_claims(tmp_path / "claims.jsonl")
+    with FakeOpenAIServer(api_key="the-right-key") as server:
+        result = runner.invoke(
+            app,
+            [
+                "judge-claims",
+                "--claims",
+                str(claims),
+                "--judge",
+                f"openai:judge@{server.base_url}",
+                "--out",
+                str(tmp_path / "o.jsonl"),
+            ],
+        )
+    assert result.exit_code == 3, result.output
+    assert "error:" in result.output and "re-run to resume" in result.output

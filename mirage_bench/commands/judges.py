@@ -57,11 +57,11 @@ def judge_claims_command(
             cache_path=cache,
             client_options={"timeout_s": timeout},
         )
-    except (ValueError, ImportError) as exc:
-        raise _fail(exc) from exc
-    except FatalBackendError as exc:
+    except FatalBackendError as exc:  # before ValueError: it is one
         typer.echo(f"error: {exc} (labels so far are kept in {out}; re-run to resume)", err=True)
         raise typer.Exit(3) from exc
+    except (ValueError, ImportError) as exc:
+        raise _fail(exc) from exc
     typer.echo(
         f"{counts['claims']} claims: {counts['ok']} labelled, {counts['parse_failure']} parse failure(s), "
         f"{counts['call_failure']} call failure(s) (failures are kept with label null, never scored); "
@@ -147,11 +147,11 @@ def canary_command(
         config = load_judge_config(judge_config).with_spec(judge)
         _, meta = build_canary(root, per_class=per_class, rebuild=rebuild)
         record = run_canary(root, config, reason="on request", concurrency=concurrency)
-    except (ValueError, ImportError) as exc:
-        raise _fail(exc) from exc
-    except FatalBackendError as exc:
+    except FatalBackendError as exc:  # before ValueError: it is one
         typer.echo(f"error: {exc} (no canary recorded)", err=True)
         raise typer.Exit(3) from exc
+    except (ValueError, ImportError) as exc:
+        raise _fail(exc) from exc
     flagged = drift([*_history(root)])[-1]["drift"]
     kappa = "none scored" if record["kappa"] is None else f"{record['kappa']:.3f}"
     ci = record.get("kappa_ci")
