@@ -179,3 +179,14 @@ def test_worker_row_names_its_judge_config(tmp_path: Path) -> None:
         app, ["worker", "--store", str(tmp_path / "store"), "--judge-config", "typo", "--once"]
     )
     assert bad.exit_code == 2 and "no bundled judge config named 'typo'" in bad.output
+
+
+def test_a_board_row_from_a_run_directory_names_its_judge_config(tmp_path: Path) -> None:
+    from mirage_bench.leaderboard.board import row_from_run_dir
+
+    path = custom_config(tmp_path)
+    run_dir, _ = start_run(
+        model="scripted", judge_config=str(path), personas="1", tasks="apartment", out=tmp_path / "run"
+    )
+    row = row_from_run_dir(run_dir)
+    assert row["judge_config"] == "custom" and row["judge_config_sha256"] == load_judge_config(path).sha256

@@ -213,7 +213,12 @@ def row_from_run_dir(run_dir: Path) -> dict[str, Any]:
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     model = str(claims["model"].iloc[0]) if not claims.empty else str(manifest.get("model", run_dir.name))
     meta = RowMeta(model=model, submitted=str(manifest.get("finished_at") or "")[:10])
-    return measured_row(claims, responses, meta)
+    row = measured_row(claims, responses, meta)
+    judge_config = manifest.get("judge_config") or {}
+    if judge_config:  # the judge configuration the run used (mirage_bench.judges.config)
+        row["judge_config"] = judge_config["config"]["name"]
+        row["judge_config_sha256"] = judge_config["sha256"]
+    return row
 
 
 def judges(board: pd.DataFrame, *, include_smoke: bool = False) -> list[str]:
