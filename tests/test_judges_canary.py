@@ -150,3 +150,31 @@ def test_space_has_a_judges_tab_and_the_board_names_validation(tmp_path: Path) -
     scripted = overview.set_index("judge").loc["scripted"]
     assert scripted["validation"] == NOT_VALIDATED and bool(scripted["smoke test"])
     assert scripted["canary (last)"] == "never run"
+
+
+def test_a_silent_provider_snapshot_change_triggers_the_canary_and_is_flagged(tmp_path: Path) -> None:
+    """Same spec, same config: the provider starts answering from another snapshot (Completion.model)."""
+    from mirage_bench.backends.base import Completion
+    from mirage_bench.backends.scripted import ScriptedBackend
+    from mirage_bench.instruments.simulate import SimulatedResponder
+
+    sim, current = SimulatedResponder(), {"snapshot": "judge-2026-01"}
+
+    def responder(messages, params):
+        return Completion(text=sim(messages, params), model=current["snapshot"])
+
+    root = tmp_path / "store"
+    worker = Worker(root, judge="scripted", canary=True)
+    worker._backend = ScriptedBackend(responder, snapshot="judge-alias")
+    _submit(root, tmp_path, "fx/one")
+    worker.serve(once=True)
+    assert [h["reported_snapshots"] for h in canary_history(root)] == [["judge-2026-01"]]
+    _submit(root, tmp_path, "fx/two")
+    worker.serve(once=True)
+    assert len(canary_history(root)) == 1  # nothing changed: no new canary
+    current["snapshot"] = "judge-2026-02"  # the alias now points at another snapshot
+    _submit(root, tmp_path, "fx/three")
+    worker.serve(once=True)
+    history = drift(canary_history(root))
+    assert len(history) == 2 and "judge-2026-02" in history[1]["reason"]
+    assert any("snapshot changed: judge-2026-01 -> judge-2026-02" in f for f in history[1]["drift"])

@@ -194,6 +194,7 @@ async def judge_text(
         injection_signals=signals,
         attempts=outcome.attempts,
         judge_prompt_sha256=judge_prompt_sha256(templates),
+        judge_snapshot=outcome.model,
     )
     if outcome.parsed is not None:
         judgment.claims = [JudgedClaim(**c.model_dump()) for c in outcome.parsed.value.claims]

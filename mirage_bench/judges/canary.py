@@ -4,7 +4,7 @@ Files, in the submission store (``judges/canary/``)::
 
     set.jsonl        the canary claims (claim_id, claim, revealed_facts, task_context, reference_label)
     set_meta.json    where the reference labels come from, when the set was built, its size
-    labels/<config>-<sha12>-<snapshot>.jsonl   one judge's labels (the ``judge-claims`` format)
+    labels/<config>-<sha12>-<snapshot>-<time>.jsonl   one run's labels (the ``judge-claims`` format)
     history.jsonl    one record per canary run: date, judge config + sha256, spec, snapshot,
                      agreement with the reference (kappa with bootstrap CI, accuracy, n), failures
 
@@ -203,12 +203,20 @@ def canary_history(store_root: str | Path) -> list[dict[str, Any]]:
     return _read_jsonl(canary_dir(store_root) / "history.jsonl")
 
 
-def needs_canary(store_root: str | Path, config: Any, snapshot: str | None) -> bool:
-    """True when no canary run used this config sha256 with this backend snapshot."""
-    return not any(
-        h.get("judge_config_sha256") == config.sha256 and h.get("backend_snapshot") == snapshot
+def needs_canary(
+    store_root: str | Path, config: Any, snapshot: str | None, reported: set[str] | None = None
+) -> bool:
+    """True when no canary run used this config sha256 with this backend snapshot, or when the
+    provider ``reported`` a model snapshot (``Completion.model``) that no canary run of it saw."""
+    runs = [
+        h
         for h in canary_history(store_root)
-    )
+        if h.get("judge_config_sha256") == config.sha256 and h.get("backend_snapshot") == snapshot
+    ]
+    if not runs:
+        return True
+    seen = {s for h in runs for s in h.get("reported_snapshots") or []}
+    return bool(reported and seen and not reported <= seen)
 
 
 def run_canary(
@@ -229,7 +237,11 @@ def run_canary(
     backend = backend if backend is not None else build_backend(config.spec)
     snapshot = getattr(backend, "snapshot", None)
     directory = canary_dir(store_root)
-    out = directory / "labels" / f"{slug(config.name)}-{config.sha256[:12]}-{slug(str(snapshot))}.jsonl"
+    # a fresh file per run: a canary re-labels, it never resumes an earlier run's labels
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    out = (
+        directory / "labels" / f"{slug(config.name)}-{config.sha256[:12]}-{slug(str(snapshot))}-{stamp}.jsonl"
+    )
     counts = judge_claims_file(directory / "set.jsonl", out, config, backend=backend, concurrency=concurrency)
     labels = read_done(out)
     predictions = {k: v.label.value for k, v in labels.items() if v.label is not None}

@@ -310,21 +310,24 @@ class Worker:
         if todo:
             self._judge(sid, backend, smoke, todo, total, judgments_path, done)
         self._finish(request, run_dir, list(done.values()), responses, total)
-        self._canary(backend, smoke)
+        reported = {j.judge_snapshot for j in done.values() if getattr(j, "judge_snapshot", None)}
+        self._canary(backend, smoke, reported)
 
-    def _canary(self, backend: Any, smoke: bool) -> None:
-        """Run the drift canary the first time this judge config / snapshot is used (never raises)."""
+    def _canary(self, backend: Any, smoke: bool, reported: set[str] | None = None) -> None:
+        """Run the drift canary the first time this judge config / snapshot is used, or when the provider
+        reports a model snapshot no canary run saw (never raises)."""
         from mirage_bench.judges.canary import needs_canary, run_canary
 
         if self.canary is False or (self.canary is None and smoke) or self.stopping:
             return
         try:
-            if needs_canary(self.store.root, self.judge_config, getattr(backend, "snapshot", None)):
+            if needs_canary(self.store.root, self.judge_config, getattr(backend, "snapshot", None), reported):
                 run_canary(
                     self.store.root,
                     self.judge_config,
                     backend=backend,
-                    reason="first use of this judge config / snapshot",
+                    reason="first use of this judge config / snapshot"
+                    + (f" (reported: {', '.join(sorted(reported))})" if reported else ""),
                     concurrency=self.concurrency,
                 )
         except Exception as exc:  # noqa: BLE001 - a canary problem never stops judging
