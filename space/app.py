@@ -78,7 +78,8 @@ class SpaceConfig:
 
 
 class JudgeUnavailable(SystemExit):
-    """The Space's judge cannot be loaded: the message names the judge, the reason and what to set."""
+    """The Space cannot start (its judge cannot be loaded, its store cannot be opened): the message
+    names the reason and what to set."""
 
 
 #: Endpoints of the public API (``api_name``); every other event is private to the page.
@@ -188,7 +189,16 @@ def launch(
     from mirage_bench.leaderboard.worker import Worker, install_shutdown_signals
 
     config = config or SpaceConfig()
-    context = build_context(config)
+    try:
+        context = build_context(config)
+    except Exception as exc:  # the Hub unreachable, a bad token, half the repo settings
+        from mirage_bench.leaderboard.worker import redact
+
+        raise JudgeUnavailable(  # one message, no traceback: the board must not start empty by mistake
+            "MirageBench Space: cannot open the store: "
+            + redact(f"{type(exc).__name__}: {exc}")
+            + ".\nCheck MIRAGE_REQUESTS_REPO / MIRAGE_RESULTS_REPO (variables) and HF_TOKEN (secret)."
+        ) from None
     if config.start_worker:
         check_judge(context.judge)
     demo = build_app(config, context)

@@ -117,6 +117,22 @@ def test_space_refuses_to_start_with_a_judge_it_cannot_load(tmp_path: Path) -> N
     assert "OPENAI_API_KEY" in message and "Set MIRAGE_JUDGE" in message
 
 
+def test_space_refuses_to_start_when_its_hub_store_cannot_be_read(tmp_path: Path) -> None:
+    offline = {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"}
+    env = {k: v for k, v in os.environ.items() if k not in offline}
+    nowhere = helpers.free_port()
+    env.update(PYTHONPATH=str(ROOT), MIRAGE_HUB_REPO="org/lb", HF_ENDPOINT=f"http://127.0.0.1:{nowhere}",
+               HF_TOKEN="hf_fixtureTokenNotReal123", HF_HOME=str(tmp_path / "hf"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "mirage_bench.cli", "space", "--port", str(helpers.free_port()),
+         "--store", str(tmp_path / "s"), "--judge", "scripted"],
+        env=env, capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("MirageBench Space: cannot open the store: ")
+    assert "hf_fixtureTokenNotReal123" not in proc.stderr
+
+
 def test_only_named_endpoints_are_public(tmp_path: Path) -> None:
     from space.app import PUBLIC_API, SpaceConfig, build_app
 

@@ -274,6 +274,8 @@ class Worker:
         run_dir = self.store.result_dir(sid)
         run_dir.mkdir(parents=True, exist_ok=True)
         responses = self._responses(request, run_dir)
+        if self._stop.is_set():
+            raise Interrupted
         judgments_path = run_dir / "judgments.jsonl"
         self._one_judge(request, judgments_path)
         done: dict[tuple[str, str], JudgmentRecord] = {}
