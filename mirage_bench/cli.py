@@ -23,6 +23,7 @@ app = typer.Typer(
 COMMAND_MODULES: tuple[str, ...] = (
     "prompts", "personas", "engine", "dataset", "space", "reward",
     "leaderboard",
+    "judges",
 )
 
 

@@ -393,6 +393,10 @@ class Client:
         self.stats = ClientStats()
         self.role = role
         self._journal = journal
+        #: Usage per pipeline stage (:mod:`mirage_bench.usage`), the same counters as :attr:`stats`.
+        self.stage_usage: dict[str, dict[str, int]] = {}
+        #: Called as ``stage_journal(stage, counter, n)`` for each per-stage change (the run's ledger).
+        self.stage_journal: Callable[[str, str, int], None] | None = None
         #: The fatal error that stopped this client, once one happened.
         self.fatal: FatalBackendError | None = None
         limit = getattr(backend, "max_concurrency", None)
@@ -405,9 +409,16 @@ class Client:
         return self._guard.retrying
 
     def _bump(self, counter: str, n: int = 1) -> None:
+        from mirage_bench.usage import add_usage, current_stage
+
         setattr(self.stats, counter, getattr(self.stats, counter) + n)
         if self._journal is not None and n:
             self._journal(counter, n)
+        stage = current_stage()
+        if stage is not None and n:
+            add_usage(self.stage_usage, stage, **{counter: n})
+            if self.stage_journal is not None:
+                self.stage_journal(stage, counter, n)
 
     def _count_extra_request(self) -> None:
         self._bump("backend_calls")

@@ -77,6 +77,8 @@ TEMPLATE_PROVENANCE: dict[str, str] = {
     "accum_update_prune_control": "package wording (the free-pruning control G.7 leaves to future work)",
     "accum_retraction_judge": "package wording (the paper reports retraction qualitatively, no prompt)",
     "persona_generation": "verbatim, Appendix G.8",
+    "judge_claim_system": "package wording (fixed-claim judging: the H.1 annotator's input, no extraction)",
+    "judge_claim_user": "package wording (fixed-claim judging: the H.1 annotator's input, no extraction)",
 }
 
 

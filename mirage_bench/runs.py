@@ -112,7 +112,13 @@ class RunManifest(RunIdentity):
     #: Backend usage summed over every session of this run, per role (``model``/``judge``).
     usage: dict[str, dict[str, int]] = Field(default_factory=dict)
     cost_estimate_usd: float | None = None
+    #: Usage per stage (task, self_audit, judge, probe, probe_judge, accum), summed over sessions.
+    usage_by_stage: dict[str, dict[str, int]] = Field(default_factory=dict)
+    #: Cost per stage from the tokens above and the role's price (None: no price known).
+    cost_by_stage_usd: dict[str, float | None] = Field(default_factory=dict)
     sessions: int = 0
+    #: The judge configuration used (``{"config": {...}, "sha256": ...}``), when a judge ran.
+    judge_config: dict[str, Any] | None = None
 
     def identity(self) -> RunIdentity:
         """The identity part of this manifest."""
@@ -251,7 +257,11 @@ class RunDir:
         if (self.path / "usage.log").exists():
             # the ledger is journalled before every request: fresher than a manifest a kill left behind
             for role, counters in UsageLedger(self.path / "usage.log").totals.items():
-                manifest.usage[role] = {**manifest.usage.get(role, {}), **counters}
+                if role.startswith("stage:"):  # per-stage rows (mirage_bench.usage)
+                    name = role.partition(":")[2]
+                    manifest.usage_by_stage[name] = {**manifest.usage_by_stage.get(name, {}), **counters}
+                else:
+                    manifest.usage[role] = {**manifest.usage.get(role, {}), **counters}
         return manifest
 
     def write_manifest(self, manifest: RunManifest) -> None:

@@ -23,9 +23,9 @@ from typing import Any
 
 if __package__ in (None, ""):  # executed as a script by the Hugging Face Spaces runtime
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from space import identity, tabs_board, tabs_data, tabs_submit, tabs_tables
+    from space import identity, tabs_board, tabs_data, tabs_judges, tabs_submit, tabs_tables
 else:  # imported: space.app in a checkout, mirage_bench.space.app in an installed wheel
-    from . import identity, tabs_board, tabs_data, tabs_submit, tabs_tables
+    from . import identity, tabs_board, tabs_data, tabs_judges, tabs_submit, tabs_tables
 
 TITLE = "MirageBench leaderboard: over-inference in personalized LLMs"
 
@@ -94,6 +94,7 @@ TABS = (
     ("Leaderboard", "leaderboard", tabs_board.leaderboard_tab),
     ("Plots", "plots", tabs_board.plots_tab),
     ("Paper tables", "tables", tabs_tables.tables_tab),
+    ("Judges", "judges", tabs_judges.judges_tab),
     ("Submit", "submit", tabs_submit.submit_tab),
     ("Browse", "browse", tabs_data.browse_tab),
     ("Annotate", "annotate", tabs_data.annotate_tab),

@@ -140,6 +140,13 @@ def leaderboard_tab(ctx: Context) -> None:
         column_widths=column_widths(first),
     )
     refresh = gr.Button("Refresh", size="sm", elem_id="lb-refresh")
+    from mirage_bench.judges.overview import validation_note  # how far the shown judge is validated
+
+    def note_for(judge_v: str | None) -> str:
+        return validation_note(ctx.store.root, ctx.board(), judge_v)
+
+    judge_note = gr.Markdown(note_for(judge_choices[0] if judge_choices else None), elem_id="lb-judge-note")
+    judge.change(note_for, judge, judge_note)
     gr.Markdown(
         "OI % = (Stereotype + Fabricated) / all judged claims (Eq. 2 of the paper). The 95% CI resamples "
         "(persona, task) records; the paper prints no per-model CI, so reported rows have none. "

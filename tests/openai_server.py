@@ -286,6 +286,9 @@ class FakeOpenAIServer:
                                   "owned_by": "fake", "display_name": model,
                                   "created_at": "2026-01-01T00:00:00Z"})
 
+    def add_routes(self, app: web.Application) -> None:
+        """Hook for subclasses that serve more endpoints (e.g. ``tests/batch_server.py``)."""
+
     def start(self) -> FakeOpenAIServer:
         """Start serving on a free port of 127.0.0.1 (returns once the socket is bound)."""
         ready = threading.Event()
@@ -299,6 +302,7 @@ class FakeOpenAIServer:
             app.router.add_route("*", "/_control/{action}", self._control)
             app.router.add_post("/v1/messages", self._anthropic)
             app.router.add_post("/v1/embeddings", self._embeddings)
+            self.add_routes(app)
             self._runner = web.AppRunner(app, access_log=None)
             await self._runner.setup()
             site = web.TCPSite(self._runner, "127.0.0.1", 0)

@@ -114,10 +114,7 @@ def test_round_without_stored_memory_is_not_a_removal() -> None:
 
 # 8. A leaderboard row is one model's.
 def test_leaderboard_row_refuses_two_models() -> None:
-    try:  # the leaderboard module moves into a package (branch i10); either layout works here
-        from mirage_bench.leaderboard.board import measured_row
-    except ImportError:  # pragma: no cover - before that move
-        from mirage_bench.leaderboard import measured_row
+    from mirage_bench.leaderboard.board import measured_row
 
     claims = pd.DataFrame({"model": ["a", "b"], "judge": "j", "persona_id": "p", "stereotype_type": "neutral",
                            "task_id": "t", "claim_index": [0, 0], "claim": "c", "label": "GROUNDED"})

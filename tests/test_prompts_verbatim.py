@@ -95,6 +95,8 @@ EXPECTED_PLACEHOLDERS: dict[str, tuple[str, ...]] = {
         "round", "contradicts", "utterance", "memory_before", "memory_after", "next_round", "memory_next",
     ),
     "persona_generation": ("stereotype_type", "occupation"),
+    "judge_claim_system": (),
+    "judge_claim_user": ("revealed_facts", "task", "claim"),
     **{f"task_{t}": () for t in TASK_IDS_G1_ORDER},
     **{f"self_audit_phrase_{t}": () for t in TASK_IDS_G1_ORDER},
 }

@@ -424,7 +424,7 @@ def test_browser_annotation_keys_advance_and_hide_the_judge(page: Any, served: S
         assert hidden not in text, hidden
 
 
-@pytest.mark.parametrize("tab", ["Plots", "Browse", "Reward models", "About"])
+@pytest.mark.parametrize("tab", ["Plots", "Judges", "Browse", "Reward models", "About"])
 def test_browser_screenshot_other_tabs(page: Any, tab: str) -> None:
     _tab(page, tab)
     page.wait_for_timeout(500)
@@ -432,6 +432,9 @@ def test_browser_screenshot_other_tabs(page: Any, tab: str) -> None:
     assert page.locator("body").inner_text()
     if tab == "Browse":  # filled by the page-load event: the judged responses of the default persona
         helpers.wait_for(lambda: "judge scripted" in page.locator("#browse-judged").inner_text(), timeout=20)
+    if tab == "Judges":  # every judge on the board with its validation; the paper's judge is reported
+        table = page.locator("#judges-table")
+        helpers.wait_for(lambda: "validated in the paper" in table.inner_text(), timeout=20)
 
 
 def test_browser_paper_tables_tab(page: Any) -> None:

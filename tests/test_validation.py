@@ -8,13 +8,9 @@ import pytest
 
 from mirage_bench import validation
 from mirage_bench.instruments.launch import start_run
+from mirage_bench.leaderboard.store import SubmissionStore
 from mirage_bench.metrics.agreement import agreement as agreement_metric
 from mirage_bench.types import Label
-
-try:  # the store module moves into the leaderboard package (branch i10); either layout works here
-    from mirage_bench.leaderboard.store import SubmissionStore
-except ImportError:  # pragma: no cover - before that move
-    from mirage_bench.leaderboard.store import SubmissionStore
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,25 @@ Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Calls in
 Seed = Annotated[int, typer.Option("--seed", help="Seed passed to every call (part of the cache key).")]
 JudgeMaxTokens = Annotated[
     int | None,
-    typer.Option("--judge-max-tokens", min=1, help="Max tokens of a judgment (default 4096; local: 1024)."),
+    typer.Option(
+        "--judge-max-tokens", min=1, help="Max tokens of a judgment (default: the judge config's)."
+    ),
 ]
 ParseAttempts = Annotated[
-    int, typer.Option("--parse-attempts", min=1, help="Calls per JSON answer before parse_failure.")
+    int | None,
+    typer.Option(
+        "--parse-attempts",
+        min=1,
+        help="Calls per JSON answer before parse_failure (default 3; the judge: its config's).",
+    ),
+]
+JudgeConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-config",
+        help="Judge config: a bundled name (paper, local, ...; 'mirage-bench judges list') or a YAML "
+        "file. Default when --judge is given: paper's settings with that spec.",
+    ),
 ]
 CachePath = Annotated[
     Path | None, typer.Option("--cache", help="Response cache file (default: <run dir>/cache.sqlite).")
@@ -77,6 +92,14 @@ MaxFailureRate = Annotated[
         min=0.0,
         max=1.0,
         help="Exit 1 when more than this share of a stage's records failed (call or parse failures).",
+    ),
+]
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="Send task/self-audit/judge calls through the OpenAI Batch API / Anthropic Message Batches "
+        "(half price; results within 24 h; batch ids in <run dir>/batches.jsonl, resumed after a kill).",
     ),
 ]
 AsJson = Annotated[
@@ -167,7 +190,10 @@ def run_command(
     model: str = typer.Option(
         ..., "--model", help="Model spec under test (openai:..., anthropic:..., local, scripted...)."
     ),
-    judge: str = typer.Option(None, "--judge", help="Judge model spec (needed by the judge stage)."),
+    judge: str = typer.Option(
+        None, "--judge", help="Judge model spec (the judge stage needs it or --judge-config)."
+    ),
+    judge_config: JudgeConfigOption = None,
     personas: str = typer.Option(
         "all", "--personas", help="'all', a count N (first N), or comma-separated ids."
     ),
@@ -186,7 +212,7 @@ def run_command(
         help="Max tokens of a self-audit / Probe / Accum answer (default 2048; 1024 for local).",
     ),
     judge_max_tokens: JudgeMaxTokens = None,
-    max_attempts: ParseAttempts = 3,
+    max_attempts: ParseAttempts = None,
     retry_failed: bool = typer.Option(
         True, "--retry-failed/--keep-failed", help="On resume, retry records that failed with a call failure."
     ),
@@ -201,6 +227,12 @@ def run_command(
     tpm: TokensPerMinute = None,
     max_failure_rate: MaxFailureRate = 0.2,
     as_json: AsJson = False,
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Render every prompt and print calls, tokens and cost per stage; send nothing.",
+    ),
+    batch: BatchOption = False,
 ) -> None:
     """Run the benchmark for one model (resumable: re-run with the same arguments to continue).
 
@@ -217,6 +249,20 @@ def run_command(
     """
     from mirage_bench.instruments.launch import start_run
 
+    if dry_run:
+        from mirage_bench.cost import render_estimate
+
+        try:
+            _, estimate = start_run(
+                model=model, judge=judge, judge_config=judge_config, personas=personas, tasks=tasks,
+                stages=stages, out=out, seed=seed, max_tokens=max_tokens, audit_max_tokens=audit_max_tokens,
+                judge_max_tokens=judge_max_tokens, max_attempts=max_attempts,
+                model_price=_price(model_price), judge_price=_price(judge_price), dry_run=True,
+            )
+        except (ValueError, KeyError, ImportError) as exc:
+            raise _fail(exc) from exc
+        typer.echo(json.dumps(estimate, indent=2) if as_json else render_estimate(estimate))
+        return
     _launch(
         start_run,
         report="judge" in stages,
@@ -224,6 +270,7 @@ def run_command(
         max_failure_rate=max_failure_rate,
         model=model,
         judge=judge,
+        judge_config=judge_config,
         personas=personas,
         tasks=tasks,
         stages=stages,
@@ -240,6 +287,7 @@ def run_command(
         judge_price=_price(judge_price),
         progress=progress,
         client_options=_client_options(timeout, rpm, tpm),
+        batch=batch,
     )
 
 
@@ -251,13 +299,14 @@ def judge_command(
         dir_okay=False,
         help="JSONL: persona_id, task_id, response[, self_audit][, model].",
     ),
-    judge: str = typer.Option(..., "--judge", help="Judge model spec."),
+    judge: str = typer.Option(None, "--judge", help="Judge model spec (or use --judge-config)."),
+    judge_config: JudgeConfigOption = None,
     out: Out = None,
     model: str = typer.Option(None, "--model", help="Name of the model that wrote the responses."),
     concurrency: Concurrency = 8,
     seed: Seed = 0,
     judge_max_tokens: JudgeMaxTokens = None,
-    max_attempts: ParseAttempts = 3,
+    max_attempts: ParseAttempts = None,
     cache: CachePath = None,
     judge_price: JudgePrice = None,
     progress: ShowProgress = True,
@@ -266,6 +315,7 @@ def judge_command(
     tpm: TokensPerMinute = None,
     max_failure_rate: MaxFailureRate = 0.2,
     as_json: AsJson = False,
+    batch: BatchOption = False,
 ) -> None:
     """Judge responses produced elsewhere (a leaderboard submission) into a run directory.
 
@@ -285,6 +335,7 @@ def judge_command(
         max_failure_rate=max_failure_rate,
         responses=responses,
         judge=judge,
+        judge_config=judge_config,
         out=out,
         model=model,
         concurrency=concurrency,
@@ -295,6 +346,7 @@ def judge_command(
         judge_price=_price(judge_price),
         progress=progress,
         client_options=_client_options(timeout, rpm, tpm),
+        batch=batch,
     )
 
 

@@ -190,6 +190,11 @@ def register(app: typer.Typer) -> None:
     def worker_cmd(
         store: Path | None = typer.Option(None, help=STORE_HELP),
         judge: str | None = typer.Option(None, help="Judge spec (default $MIRAGE_JUDGE or local)."),
+        judge_config: str | None = typer.Option(
+            None,
+            "--judge-config",
+            help="Judge config name or YAML file (default $MIRAGE_JUDGE_CONFIG, else local/paper).",
+        ),
         once: bool = typer.Option(False, help="Exit when the queue is empty instead of polling."),
         poll: float = typer.Option(5.0, help="Seconds between queue polls."),
         concurrency: int = typer.Option(8, help="Concurrent judge calls."),
@@ -208,17 +213,22 @@ def register(app: typer.Typer) -> None:
 
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
         st = _open(store)
-        w = Worker(
-            st,
-            judge=judge,
-            poll_s=poll,
-            concurrency=concurrency,
-            endpoint_concurrency=endpoint_concurrency,
-        )
+        try:
+            w = Worker(
+                st,
+                judge=judge,
+                judge_config=judge_config,
+                poll_s=poll,
+                concurrency=concurrency,
+                endpoint_concurrency=endpoint_concurrency,
+            )
+        except ValueError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
         hub = ""
         if st.mirror is not None:
             hub = f", Hub-backed ({', '.join(st.mirror.config.patterns())})"
-        typer.echo(f"worker: judge {w.judge}, store {w.store.root}{hub}")
+        typer.echo(f"worker: judge {w.judge} (config {w.judge_config.name}), store {w.store.root}{hub}")
         signalled: list[bool] = []
 
         def on_signal() -> None:

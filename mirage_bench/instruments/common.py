@@ -74,6 +74,8 @@ class CallOutcome:
     error: str | None = None
     attempts: int = 0
     errors: list[str] = field(default_factory=list)
+    #: The model snapshot the provider reported for the last completion (``Completion.model``).
+    model: str | None = None
 
 
 async def call_and_parse(
@@ -94,6 +96,7 @@ async def call_and_parse(
         raise ValueError("max_attempts must be >= 1")
     errors: list[str] = []
     text: str | None = None
+    model: str | None = None
     for attempt in range(1, max_attempts + 1):
         msgs = list(messages)
         sha = tuple(prompt_sha256)
@@ -106,17 +109,19 @@ async def call_and_parse(
             reason = f"{result.error_kind or 'error'}: {result.error}"
             return CallOutcome("call_failure", error=reason, attempts=attempt, errors=errors + [reason])
         text = result.text or ""
+        model = result.completion.model if result.completion is not None else None
         try:
             parsed = parser(text)
         except ParseError as exc:
             errors.append(str(exc))
             continue
-        return CallOutcome("ok", parsed=parsed, text=text, attempts=attempt, errors=errors)
+        return CallOutcome("ok", parsed=parsed, text=text, attempts=attempt, errors=errors, model=model)
     return CallOutcome(
         "parse_failure",
         text=text,
         error=f"unparseable after {max_attempts} attempt(s): {errors[-1]}",
         attempts=max_attempts,
         errors=errors,
+        model=model,
     )
 

@@ -24,6 +24,7 @@ from mirage_bench.types import Message, Persona
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirage_bench.client import Client
+    from mirage_bench.judges.config import JudgeConfig
 
 #: The judge prompt templates, in the order they are sent.
 JUDGE_TEMPLATES: tuple[str, ...] = ("judge_system", "judge_user", "judge_output_format")
@@ -126,29 +127,32 @@ def format_ground_truth(ground_truth: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def judge_prompt_sha256() -> str:
+def judge_prompt_sha256(templates: Sequence[str] = JUDGE_TEMPLATES) -> str:
     """One digest of the three judge templates' sha256s (the ``judge_prompt_sha256`` column)."""
     from mirage_bench.instruments.common import template
 
-    joined = "\n".join(f"{name}:{template(name).sha256}" for name in JUDGE_TEMPLATES)
+    joined = "\n".join(f"{name}:{template(name).sha256}" for name in templates)
     return hashlib.sha256(joined.encode()).hexdigest()
 
 
-def build_judge_messages(persona: Persona, task_text: str, response: str, *, seed: int = 0) -> list[Message]:
-    """The judge's system and user messages for one response."""
+def build_judge_messages(
+    persona: Persona, task_text: str, response: str, *, seed: int = 0, config: JudgeConfig | None = None
+) -> list[Message]:
+    """The judge's system and user messages for one response (templates of ``config``, default G.2)."""
     from mirage_bench.instruments.common import render, template
 
+    system, user_name, output_format = config.response_templates() if config else JUDGE_TEMPLATES
     token = boundary_token(response, seed)
     user = render(
-        "judge_user",
+        user_name,
         revealed_facts=format_facts(persona.revealed_facts),
         task=task_text,
         ground_truth=format_ground_truth(persona.ground_truth),
         response=delimit(response, token),
     ).text
-    user = f"{user}\n\n{delimiter_note(token)}\n\n{template('judge_output_format').text.strip()}"
+    user = f"{user}\n\n{delimiter_note(token)}\n\n{template(output_format).text.strip()}"
     return [
-        Message(role="system", content=template("judge_system").text.strip()),
+        Message(role="system", content=template(system).text.strip()),
         Message(role="user", content=user),
     ]
 
@@ -162,15 +166,23 @@ async def judge_text(
     seed: int = 0,
     max_tokens: int = 4096,
     max_attempts: int = 3,
+    config: JudgeConfig | None = None,
 ) -> Judgment:
-    """Judge one response: extract and label its claims. Never raises for backend or parse errors."""
+    """Judge one response: extract and label its claims. Never raises for backend or parse errors.
+
+    With a judge ``config`` its templates, temperature, max tokens, output mode and parse attempts
+    are used (``max_tokens`` / ``max_attempts`` are then ignored); without one, the G.2 defaults.
+    """
     from mirage_bench.instruments.common import template
 
-    messages = build_judge_messages(persona, task_text, response, seed=seed)
-    params = GenerateParams(
-        temperature=JUDGE_TEMPERATURE, max_tokens=max_tokens, seed=seed, json_schema=JUDGE_OUTPUT_SCHEMA
-    )
-    shas = tuple(template(name).sha256 for name in JUDGE_TEMPLATES)
+    templates = config.response_templates() if config else JUDGE_TEMPLATES
+    temperature = config.temperature if config else JUDGE_TEMPERATURE
+    schema = None if config is not None and config.structured_output == "none" else JUDGE_OUTPUT_SCHEMA
+    if config is not None:
+        max_tokens, max_attempts = config.max_tokens, config.parse_attempts
+    messages = build_judge_messages(persona, task_text, response, seed=seed, config=config)
+    params = GenerateParams(temperature=temperature, max_tokens=max_tokens, seed=seed, json_schema=schema)
+    shas = tuple(template(name).sha256 for name in templates)
     signals = detect_injection(response)
     outcome = await call_and_parse(
         client, messages, params, shas, parse_judge_output, max_attempts=max_attempts
@@ -181,7 +193,8 @@ async def judge_text(
         injection_flag=bool(signals),
         injection_signals=signals,
         attempts=outcome.attempts,
-        judge_prompt_sha256=judge_prompt_sha256(),
+        judge_prompt_sha256=judge_prompt_sha256(templates),
+        judge_snapshot=outcome.model,
     )
     if outcome.parsed is not None:
         judgment.claims = [JudgedClaim(**c.model_dump()) for c in outcome.parsed.value.claims]
@@ -199,21 +212,25 @@ async def judge_response(
     max_tokens: int = 4096,
     max_attempts: int = 3,
     smoke_test: bool = False,
+    config: JudgeConfig | None = None,
 ) -> JudgmentRecord:
     """Judge one Task :class:`ResponseRecord` (status ``ok``) and wrap the verdict as a record."""
     from mirage_bench.tasks import get_task
+    from mirage_bench.usage import stage as usage_stage
 
     if record.status != "ok" or record.response is None:
         raise ValueError(f"cannot judge a {record.status!r} response ({record.persona_id}, {record.task_id})")
-    judgment = await judge_text(
-        client,
-        persona,
-        get_task(record.task_id).prompt,
-        record.response,
-        seed=seed,
-        max_tokens=max_tokens,
-        max_attempts=max_attempts,
-    )
+    with usage_stage("judge"):
+        judgment = await judge_text(
+            client,
+            persona,
+            get_task(record.task_id).prompt,
+            record.response,
+            seed=seed,
+            max_tokens=max_tokens,
+            max_attempts=max_attempts,
+            config=config,
+        )
     return JudgmentRecord(
         model=record.model,
         judge=judge_name,
@@ -236,6 +253,7 @@ async def judge_responses(
     max_attempts: int = 3,
     smoke_test: bool = False,
     on_result: Callable[[JudgmentRecord], None] | None = None,
+    config: JudgeConfig | None = None,
 ) -> list[JudgmentRecord]:
     """Judge many response records concurrently (the client bounds concurrency).
 
@@ -274,6 +292,7 @@ async def judge_responses(
             max_tokens=max_tokens,
             max_attempts=max_attempts,
             smoke_test=smoke_test,
+            config=config,
         )
         if on_result is not None:
             on_result(result)

@@ -71,7 +71,8 @@ def default_tokens(name: str, spec: str | None) -> int:
 def start_run(
     *,
     model: str,
-    judge: str | None,
+    judge: str | None = None,
+    judge_config: Any = None,
     personas: str = "all",
     tasks: str = "all",
     stages: str = "task,judge",
@@ -81,7 +82,7 @@ def start_run(
     max_tokens: int | None = None,
     audit_max_tokens: int | None = None,
     judge_max_tokens: int | None = None,
-    max_attempts: int = 3,
+    max_attempts: int | None = None,
     retry_failed: bool = True,
     cache_path: str | Path | None = None,
     model_price: tuple[float, float] | None = None,
@@ -89,33 +90,53 @@ def start_run(
     progress: bool = False,
     backends: tuple[Any, Any] | None = None,
     client_options: dict[str, Any] | None = None,
+    dry_run: bool = False,
+    batch: bool = False,
 ) -> tuple[Path, dict[str, Any]]:
     """Run (or continue) a benchmark run; returns the run directory and its summary.
 
+    With ``dry_run`` nothing is sent and no backend is built: the second value is the per-stage
+    estimate of :func:`mirage_bench.cost.estimate_run` (calls, tokens, output caps, cost).
+
+    ``judge_config`` names the judge (:func:`~mirage_bench.judges.config.effective_judge_config`:
+    a bundled name, a YAML path or a config; ``judge`` overrides its spec, ``judge_max_tokens`` and
+    ``max_attempts`` its values when given).
     ``backends`` overrides the backends built from the specs (tests); the specs still name them.
     ``client_options`` are extra :class:`~mirage_bench.client.ClientConfig` fields (e.g. backoff).
+    ``batch`` sends the calls through the providers' batch APIs (:mod:`mirage_bench.backends.batch`;
+    stages task and judge only).
     A token budget left ``None`` takes :func:`default_tokens` for its model (the judge's for
     ``judge_max_tokens``).
     """
     from mirage_bench.instruments.pipeline import _price
+    from mirage_bench.judges.config import effective_judge_config
     from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
 
     max_tokens = default_tokens("max_tokens", model) if max_tokens is None else max_tokens
     if audit_max_tokens is None:
         audit_max_tokens = default_tokens("audit_max_tokens", model)
-    if judge_max_tokens is None:
+    if judge_max_tokens is None and judge_config is None and judge:
+        # no config named: the paper's settings, with the spec's default budget (smaller for local)
         judge_max_tokens = default_tokens("judge_max_tokens", judge)
     stage_list = select_stages(stages)
-    if ("judge" in stage_list) and not judge:
-        raise ValueError("the judge stage needs --judge SPEC")
+    config = effective_judge_config(
+        judge_config, judge, max_tokens=judge_max_tokens, parse_attempts=max_attempts
+    )
+    if ("judge" in stage_list) and config is None:
+        raise ValueError("the judge stage needs --judge SPEC or --judge-config NAME|FILE")
+    judge = config.spec if config is not None else None
+    judge_max_tokens = config.max_tokens if config is not None else (judge_max_tokens or 4096)
+    max_attempts = max_attempts or 3
     persona_list = select_personas(personas)
     task_list = select_tasks(tasks)
-    settings_dict = {
+    settings_dict: dict[str, Any] = {
         "max_tokens": max_tokens,
         "audit_max_tokens": audit_max_tokens,
         "judge_max_tokens": judge_max_tokens,
         "max_attempts": max_attempts,
     }
+    if config is not None:
+        settings_dict |= {"judge_config": config.name, "judge_config_sha256": config.sha256}
     identity = RunIdentity(
         package_version=_package_version(),
         model=model,
@@ -127,6 +148,20 @@ def start_run(
         settings=settings_dict,
         prompt_sha256=prompt_shas(templates_for(stage_list, task_list)),
     )
+    if dry_run:
+        from mirage_bench.cost import estimate_run
+
+        dry_scripts: list[Any] = []
+        if "accum" in stage_list:
+            from mirage_bench.instruments.accum.scripts import load_accum_scripts
+
+            dry_scripts = load_accum_scripts()
+        estimate = estimate_run(
+            model=model, judge_config=config, personas=persona_list, task_ids=task_list, stages=stage_list,
+            max_tokens=max_tokens, audit_max_tokens=audit_max_tokens, seed=seed, accum_scripts=dry_scripts,
+            model_price=model_price, judge_price=judge_price,
+        )
+        return (Path(out) if out else default_run_dir(identity)), estimate
     if backends is not None:
         model_backend, judge_backend = backends
     else:
@@ -134,6 +169,16 @@ def start_run(
         # one backend when model and judge are the same spec (a local model is loaded once)
         same = judge == model
         judge_backend = (model_backend if same else build_backend(judge, seed=seed)) if judge else None
+    run_dir = Path(out) if out else default_run_dir(identity)
+    prices = {"model": _price(model, model_price), "judge": _price(judge, judge_price)}
+    if batch:
+        if set(stage_list) - {"task", "judge"}:
+            raise ValueError(
+                "--batch covers the task (with self-audit) and judge stages; run probe/accum without it"
+            )
+        model_backend, judge_backend, concurrency, client_options, prices = _batched(
+            run_dir, model_backend, judge_backend, persona_list, task_list, client_options, prices
+        )
     scripts: list[Any] = []
     if "accum" in stage_list:
         from mirage_bench.instruments.accum.scripts import load_accum_scripts
@@ -153,8 +198,8 @@ def start_run(
         retry_failed=retry_failed,
         smoke_test=_is_smoke(model, model_backend) or _is_smoke(judge, judge_backend),
         accum_scripts=scripts,
+        judge_config=config,
     )
-    run_dir = Path(out) if out else default_run_dir(identity)
     summary = run_session(
         identity,
         run_dir,
@@ -164,10 +209,52 @@ def start_run(
         concurrency=concurrency,
         cache_path=cache_path,
         progress=progress,
-        prices={"model": _price(model, model_price), "judge": _price(judge, judge_price)},
+        prices=prices,
         client_options=with_default_timeout(client_options, model, judge),
     )
     return run_dir, summary
+
+
+def _batched(
+    run_dir: Path,
+    model_backend: Any,
+    judge_backend: Any,
+    personas: list[Any],
+    tasks: list[str],
+    client_options: dict[str, Any] | None,
+    prices: dict[str, tuple[float, float] | None],
+) -> tuple[Any, Any, int, dict[str, Any], dict[str, tuple[float, float] | None]]:
+    """Wrap the backends in :class:`~mirage_bench.backends.batch.BatchBackend` (one log per run).
+
+    Every instance must be able to wait on its batch at once (concurrency = the number of instances)
+    and a call may wait for hours (timeout 25 h, past the providers' 24 h window). Prices are the
+    batch prices (the price table's ``batch_discount``).
+    """
+    from mirage_bench.backends.batch import BatchBackend
+    from mirage_bench.cost import load_price_table
+
+    log_path = Path(run_dir) / "batches.jsonl"
+    wrapped: dict[int, Any] = {}
+
+    import os
+
+    # polling starts at MIRAGE_BATCH_POLL_S seconds (default 5) and doubles up to a minute
+    poll_s = float(os.environ.get("MIRAGE_BATCH_POLL_S") or 5.0)
+
+    def wrap(backend: Any) -> Any:
+        if backend is None:
+            return None
+        if id(backend) not in wrapped:
+            wrapped[id(backend)] = BatchBackend(
+                backend, log_path, poll_initial_s=poll_s, flush_after_s=min(0.5, poll_s)
+            )
+        return wrapped[id(backend)]
+
+    discount = float(load_price_table().get("batch_discount", 1.0))
+    batch_prices = {k: (v[0] * discount, v[1] * discount) if v else v for k, v in prices.items()}
+    options = {**(client_options or {}), "timeout_s": 25 * 3600.0}
+    width = max(8, len(personas) * len(tasks))
+    return wrap(model_backend), wrap(judge_backend), width, options, batch_prices
 
 
 class SubmissionRow(BaseModel):
@@ -265,28 +352,41 @@ def read_responses_file(path: str | Path, model: str | None = None) -> list[Resp
 def judge_file(
     *,
     responses: str | Path,
-    judge: str,
+    judge: str | None = None,
+    judge_config: Any = None,
     out: str | Path | None = None,
     model: str | None = None,
     concurrency: int = 8,
     seed: int = 0,
     judge_max_tokens: int | None = None,
-    max_attempts: int = 3,
+    max_attempts: int | None = None,
     retry_failed: bool = True,
     cache_path: str | Path | None = None,
     judge_price: tuple[float, float] | None = None,
     progress: bool = False,
     judge_backend: Any = None,
     client_options: dict[str, Any] | None = None,
+    batch: bool = False,
 ) -> tuple[Path, dict[str, Any]]:
-    """Judge a responses file produced elsewhere into a run directory; returns it and its summary."""
+    """Judge a responses file produced elsewhere into a run directory; returns it and its summary.
+
+    The judge is ``judge_config`` (default: the paper's) with ``judge`` as its spec when given;
+    ``batch`` sends the judge calls through the provider's batch API.
+    """
     from mirage_bench.instruments.pipeline import _price
+    from mirage_bench.judges.config import effective_judge_config
     from mirage_bench.personas import get_persona
     from mirage_bench.runs import RunIdentity, build_backend, default_run_dir, prompt_shas, templates_for
 
-    records = read_responses_file(responses, model)
-    if judge_max_tokens is None:
+    if judge_max_tokens is None and judge_config is None and judge:
         judge_max_tokens = default_tokens("judge_max_tokens", judge)
+    config = effective_judge_config(
+        judge_config, judge, max_tokens=judge_max_tokens, parse_attempts=max_attempts
+    )
+    if config is None:
+        raise ValueError("judging needs --judge SPEC or --judge-config NAME|FILE")
+    judge, judge_max_tokens, max_attempts = config.spec, config.max_tokens, max_attempts or 3
+    records = read_responses_file(responses, model)
     name = records[0].model
     persona_ids = sorted({r.persona_id for r in records})
     task_ids = sorted({r.task_id for r in records})
@@ -298,7 +398,12 @@ def judge_file(
         tasks=task_ids,
         stages=["judge"],
         seed=seed,
-        settings={"judge_max_tokens": judge_max_tokens, "max_attempts": max_attempts},
+        settings={
+            "judge_max_tokens": judge_max_tokens,
+            "max_attempts": max_attempts,
+            "judge_config": config.name,
+            "judge_config_sha256": config.sha256,
+        },
         prompt_sha256=prompt_shas(templates_for(["judge"], task_ids)),
         responses_sha256=hashlib.sha256(Path(responses).read_bytes()).hexdigest(),
     )
@@ -314,8 +419,15 @@ def judge_file(
         max_attempts=max_attempts,
         retry_failed=retry_failed,
         smoke_test=_is_smoke(judge, backend),
+        judge_config=config,
     )
     run_dir = Path(out) if out else default_run_dir(identity)
+    prices = {"judge": _price(judge, judge_price)}
+    if batch:
+        _, backend, concurrency, client_options, prices = _batched(
+            run_dir, None, backend, settings.personas, task_ids, client_options, prices
+        )
+        concurrency = max(concurrency, len(records))
     summary = run_session(
         identity,
         run_dir,
@@ -325,7 +437,7 @@ def judge_file(
         concurrency=concurrency,
         cache_path=cache_path,
         progress=progress,
-        prices={"judge": _price(judge, judge_price)},
+        prices=prices,
         responses_to_seed=records,
         client_options=with_default_timeout(client_options, judge),
     )

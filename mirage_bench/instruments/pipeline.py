@@ -42,6 +42,8 @@ class RunSettings:
     retry_failed: bool = True
     smoke_test: bool = False
     accum_scripts: Sequence[Any] = field(default_factory=tuple)
+    #: The judge's :class:`~mirage_bench.judges.config.JudgeConfig` (None: the G.2 defaults).
+    judge_config: Any = None
 
 
 class _Rate(ProgressColumnBase):
@@ -222,6 +224,7 @@ async def execute(
     from mirage_bench.instruments.probe import run_probe
     from mirage_bench.instruments.task import run_task
     from mirage_bench.tasks import get_task
+    from mirage_bench.usage import stage as usage_stage
 
     s = settings
     quiet_libraries()
@@ -263,7 +266,7 @@ async def execute(
                     assert judge_client is not None and s.judge_name is not None
                     judged = await judge_response(
                         judge_client, rec, persona, judge_name=s.judge_name, max_tokens=s.judge_max_tokens,
-                        **common,
+                        config=s.judge_config, **common,
                     )
                     await record("judgments", judged)
             bars.advance("judge", failed=judged is None or _record_failed(judged))
@@ -273,7 +276,8 @@ async def execute(
         rec = done[name].get(key)
         if _needs_redo(rec, s.retry_failed):
             assert model_client is not None
-            rec = await make()
+            with usage_stage(name):
+                rec = await make()
             await record(name, rec)
         bars.advance(name, failed=_record_failed(rec))
 
@@ -281,7 +285,7 @@ async def execute(
         return unit("probe", (persona.persona_id,), lambda: run_probe(
             model_client, persona, model_name=s.model_name, judge_client=judge_client,
             judge_name=s.judge_name, max_tokens=s.audit_max_tokens, judge_max_tokens=s.judge_max_tokens,
-            **common,
+            judge_config=s.judge_config, **common,
         ))
 
     def accum(persona: Persona, script: Any, condition: str) -> Awaitable[None]:
@@ -381,6 +385,17 @@ class Session:
     ledger: Any
     records_since_save: int = 0
 
+    def stage_usage(self) -> dict[str, dict[str, int]]:
+        """Usage per stage (:mod:`mirage_bench.usage`) over every session: the ledger's ``stage:*`` rows."""
+        from mirage_bench.client import ClientStats
+
+        zero = ClientStats().as_dict()
+        return {
+            role.partition(":")[2]: {**zero, **counters}
+            for role, counters in sorted(self.ledger.totals.items())
+            if role.startswith("stage:")
+        }
+
     def usage(self) -> dict[str, dict[str, int]]:
         """Counters per role over every session of the run."""
         from mirage_bench.client import ClientStats
@@ -401,6 +416,16 @@ class Session:
             else:
                 costs.append((u["input_tokens"] * price[0] + u["output_tokens"] * price[1]) / 1e6)
         m.cost_estimate_usd = None if any(c is None for c in costs) else round(sum(costs), 6)
+        from mirage_bench.usage import STAGE_ROLES
+
+        m.usage_by_stage = self.stage_usage()
+        m.cost_by_stage_usd = {}
+        for name, u in m.usage_by_stage.items():
+            price = self.prices.get(STAGE_ROLES.get(name, "model"))
+            m.cost_by_stage_usd[name] = (
+                None if price is None
+                else round((u["input_tokens"] * price[0] + u["output_tokens"] * price[1]) / 1e6, 6)
+            )
         if status is not None:
             m.status = status
             m.finished_at = utc_now() if status != "running" else None
@@ -413,12 +438,20 @@ class Session:
             self.save()
 
 
+def _stage_journal(ledger: Any) -> Callable[[str, str, int], None]:
+    """Journal per-stage counters into the run's ledger as pseudo-roles ``stage:<name>``."""
+    return lambda stage, counter, n: ledger.add(f"stage:{stage}", counter, n)
+
+
 def _price(spec: str | None, given: tuple[float, float] | None) -> tuple[float, float] | None:
+    """The price of ``spec``: ``given``, else the price table (:func:`mirage_bench.cost.lookup_price`)."""
+    from mirage_bench.cost import lookup_price
+
     if given is not None:
         return given
     if spec is not None and spec.split(":")[0] in FREE_KINDS:
         return (0.0, 0.0)
-    return None
+    return lookup_price(spec)
 
 
 def run_session(
@@ -448,6 +481,8 @@ def run_session(
     run.path.mkdir(parents=True, exist_ok=True)
     with run.lock():
         manifest = run.open(identity, smoke_test=settings.smoke_test)
+        if settings.judge_config is not None:
+            manifest.judge_config = settings.judge_config.manifest_entry()
         if responses_to_seed:
             store = run.store("responses")
             have = store.read()
@@ -459,9 +494,15 @@ def run_session(
         ledger = run.ledger()
         ledger.seed(manifest.usage)
         clients: dict[str, Client] = {}
+        if not any(role.startswith("stage:") for role in ledger.totals):
+            for name, counters in manifest.usage_by_stage.items():  # runs written before the ledger
+                for counter, n in counters.items():
+                    if n:
+                        ledger.add(f"stage:{name}", counter, int(n))
         for role, backend in (("model", model_backend), ("judge", judge_backend)):
             if backend is not None:
                 clients[role] = Client(backend, config, cache, journal=ledger.journal(role), role=role)
+                clients[role].stage_journal = _stage_journal(ledger)
         session = Session(run, manifest, clients, prices or {}, ledger)
         try:
             run_closing(

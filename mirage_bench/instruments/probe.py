@@ -7,13 +7,14 @@ rate*, the share of claims whose accuracy is INCORRECT (the paper reports 0.7%-4
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mirage_bench.backends.base import GenerateParams
 from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse
 from mirage_bench.instruments.parsing import parse_probe
 from mirage_bench.instruments.records import ProbeItem, ProbeRecord
 from mirage_bench.types import Accuracy, Message, Persona
+from mirage_bench.usage import stage as usage_stage
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirage_bench.client import Client
@@ -50,6 +51,7 @@ async def run_probe(
     judge_max_tokens: int = 4096,
     max_attempts: int = 3,
     smoke_test: bool = False,
+    judge_config: Any = None,
 ) -> ProbeRecord:
     """Ask the Probe question, parse ``[{claim, type, reasoning}]``, and have the judge label it."""
     from mirage_bench.instruments.common import template
@@ -57,9 +59,10 @@ async def run_probe(
 
     message = probe_message(persona)
     params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed)
-    outcome = await call_and_parse(
-        client, [message], params, (template("probe").sha256,), parse_probe, max_attempts=max_attempts
-    )
+    with usage_stage("probe"):
+        outcome = await call_and_parse(
+            client, [message], params, (template("probe").sha256,), parse_probe, max_attempts=max_attempts
+        )
     record = ProbeRecord(
         model=model_name,
         judge=judge_name if judge_client else None,
@@ -75,15 +78,17 @@ async def run_probe(
     record.inferences = [ProbeItem(**item.model_dump()) for item in outcome.parsed.value]
     record.repairs = outcome.parsed.repairs
     if judge_client is not None and record.inferences:
-        judgment = await judge_text(
-            judge_client,
+        with usage_stage("probe_judge"):
+            judgment = await judge_text(
+                judge_client,
             persona,
             message.content,
-            inferences_as_text(record.inferences),
-            seed=seed,
-            max_tokens=judge_max_tokens,
-            max_attempts=max_attempts,
-        )
+                inferences_as_text(record.inferences),
+                seed=seed,
+                max_tokens=judge_max_tokens,
+                max_attempts=max_attempts,
+                config=judge_config,
+            )
         record.judgment = judgment
         if judgment.status == "ok" and judgment.claims:
             incorrect = sum(1 for c in judgment.claims if c.accuracy == Accuracy.INCORRECT)

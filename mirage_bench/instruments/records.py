@@ -88,6 +88,8 @@ class Judgment(BaseModel):
     repairs: list[str] = Field(default_factory=list)
     attempts: int = 0
     judge_prompt_sha256: str = ""
+    #: The model snapshot the judge's provider reported for the answer (``Completion.model``).
+    judge_snapshot: str | None = None
 
 
 class JudgmentRecord(_Record, Judgment):

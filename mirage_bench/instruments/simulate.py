@@ -123,6 +123,7 @@ def _prefixes() -> dict[str, str]:
              "accum_retraction_judge")
     out = {name: load_template(name).text.split("{{")[0].strip()[:40] for name in names}
     out["judge_system"] = load_template("judge_system").text.strip()
+    out["judge_claim_system"] = load_template("judge_claim_system").text.strip()
     out["prune_tail"] = load_template("accum_update_prune_control").text.split("}}")[-1].strip()[:80]
     return out
 
@@ -157,6 +158,8 @@ class SimulatedResponder:
         first, last = messages[0].content, messages[-1].content
         if messages[0].role == "system" and first.strip() == pre["judge_system"]:
             return self._judge(last, rng)
+        if messages[0].role == "system" and first.strip() == pre["judge_claim_system"]:
+            return self._judge_claim(last, rng)
         if messages[0].role == "system" and first.startswith(pre["task_system"]):
             facts = [m.group(2) for m in _NUMBERED.finditer(first)][:3]
             if len(messages) >= 4 and last.startswith(pre["task_self_audit"]):
@@ -285,6 +288,16 @@ class SimulatedResponder:
                 {"claim": unit, "category": label, "accuracy": accuracy, "reasoning": "simulated judge"}
             )
         return json.dumps({"claims": claims})
+
+    def _judge_claim(self, prompt: str, rng: random.Random) -> str:
+        """Fixed-claim judging (``judge-claims``): one label for the fenced claim."""
+        block = re.search(r"<<<BEGIN CLAIM (\w+)>>>\n(.*)\n<<<END CLAIM \1>>>", prompt, re.DOTALL)
+        facts = [m.group(2) for m in _NUMBERED.finditer(prompt[: block.start()] if block else prompt)][:3]
+        label = self._classify(block.group(2) if block else "", facts)
+        if rng.random() < self.judge_noise:
+            i = _LABELS.index(label)
+            label = _LABELS[min(3, max(0, i + rng.choice((-1, 1))))]
+        return json.dumps({"label": label, "reasoning": "simulated judge"})
 
     # --- simulated persona generation ----------------------------------------------------------
     def _persona(self, prompt: str, rng: random.Random) -> str:

@@ -14,6 +14,7 @@ from mirage_bench.instruments.parsing import SELF_AUDIT_SCHEMA, parse_self_audit
 from mirage_bench.instruments.records import ResponseRecord, SelfAudit, SelfAuditClaim
 from mirage_bench.metrics.oi import oi_rate
 from mirage_bench.types import Message, Persona
+from mirage_bench.usage import stage as usage_stage
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirage_bench.client import Client
@@ -81,7 +82,8 @@ async def run_task(
         task_id=task.task_id,
         smoke_test=smoke_test,
     )
-    result = await client.call(messages, params, prompt_sha256=task_prompt_shas(task))
+    with usage_stage("task"):
+        result = await client.call(messages, params, prompt_sha256=task_prompt_shas(task))
     if not result.ok:
         return ResponseRecord(
             status="failed",
@@ -99,9 +101,10 @@ async def run_task(
     audit_params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=audit_max_tokens, seed=seed,
                                   json_schema=SELF_AUDIT_SCHEMA)
     shas = audit_prompt_shas(task)
-    outcome = await call_and_parse(
-        client, audit_messages, audit_params, shas, parse_self_audit, max_attempts=max_attempts
-    )
+    with usage_stage("self_audit"):
+        outcome = await call_and_parse(
+            client, audit_messages, audit_params, shas, parse_self_audit, max_attempts=max_attempts
+        )
     audit = SelfAudit(status=outcome.status, error=outcome.error, attempts=outcome.attempts)
     if outcome.parsed is not None:
         claims = [SelfAuditClaim(**c.model_dump()) for c in outcome.parsed.value]

@@ -268,13 +268,18 @@ def row_from_run_dir(run_dir: Path) -> dict[str, Any]:
             if isinstance(rec, dict):
                 judgments[(str(rec.get("persona_id")), str(rec.get("task_id")))] = rec
     ok = [j for j in judgments.values() if j.get("status") == "ok"]
-    return measured_row(
+    row = measured_row(
         claims,
         responses,
         meta,
         n_judged=len(ok) if ok else None,
         flags=submission_flags(responses, list(judgments.values())),
     )
+    judge_config = manifest.get("judge_config") or {}
+    if judge_config:  # the judge configuration the run used (mirage_bench.judges.config)
+        row["judge_config"] = judge_config["config"]["name"]
+        row["judge_config_sha256"] = judge_config["sha256"]
+    return row
 
 
 def judges(board: pd.DataFrame, *, include_smoke: bool = False) -> list[str]:

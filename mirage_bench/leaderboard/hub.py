@@ -47,6 +47,8 @@ RESULTS_PATTERNS: tuple[str, ...] = (
     "annotation/samples/*.jsonl",
     "annotation/labels/*/*.jsonl",
     "reward/*.jsonl",
+    "judges/canary/*.json*",
+    "judges/canary/labels/*.jsonl",
 )
 
 

@@ -13,7 +13,11 @@ so nothing is lost or repeated.
 
 The judge is ``MIRAGE_JUDGE`` (read when the worker is created) or the ``judge`` argument; the
 default is the engine's embedded ``local`` smoke-test model, whose rows are flagged
-``smoke_test``. Error messages are scrubbed of API keys before they are stored or shown.
+``smoke_test``. Its settings come from a judge config (``judge_config`` argument or
+``MIRAGE_JUDGE_CONFIG``: a bundled name or a YAML file; default ``local`` for the local model and
+``paper`` otherwise, with the spec above); each board row names its judge config and sha256. The
+drift canary (:mod:`mirage_bench.judges.canary`) runs the first time a (non-smoke) judge config or
+backend snapshot is used. Error messages are scrubbed of API keys before they are stored or shown.
 
 Endpoint submissions: the worker first sends one tiny chat request to the endpoint (an unreachable
 or refusing endpoint fails at once, with the reason), then runs the engine's Task stage against it
@@ -74,6 +78,25 @@ def smoke_note(judge: str) -> str:
     return SIMULATED_NOTE if judge == "scripted" or judge.startswith("scripted:") else SMOKE_NOTE
 #: Shown in the queue while the judge model loads (a local judge loads it before its first verdict).
 LOADING_NOTE = "loading the judge model"
+
+
+def resolve_judge_config(judge: str | None = None, judge_config: str | None = None) -> Any:
+    """The :class:`~mirage_bench.judges.config.JudgeConfig` a worker uses (see the module docstring).
+
+    ``judge`` (or ``$MIRAGE_JUDGE``) overrides the config's spec; with no config named, the config is
+    ``local`` for the local model and ``paper`` otherwise.
+
+    >>> resolve_judge_config("scripted").spec, resolve_judge_config("scripted").name
+    ('scripted', 'paper')
+    """
+    from mirage_bench.judges.config import effective_judge_config
+
+    name = judge_config or os.environ.get("MIRAGE_JUDGE_CONFIG") or None
+    spec = judge or os.environ.get("MIRAGE_JUDGE") or None
+    if name is None:
+        spec = spec or DEFAULT_JUDGE
+        name = "local" if spec == "local" else "paper"
+    return effective_judge_config(name, spec)
 
 
 def resolve_judge(judge: str | None = None) -> str:
@@ -139,13 +162,18 @@ class Worker:
         store: SubmissionStore | Path | str | None = None,
         *,
         judge: str | None = None,
+        judge_config: str | None = None,
         poll_s: float = 2.0,
         concurrency: int = 8,
         endpoint_concurrency: int = 8,
         endpoint_check_timeout_s: float = 30.0,
+        canary: bool | None = None,
     ) -> None:
         self.store = store if isinstance(store, SubmissionStore) else SubmissionStore(store)
-        self.judge = resolve_judge(judge)
+        self.judge_config = resolve_judge_config(judge, judge_config)
+        self.judge = self.judge_config.spec
+        #: Run the drift canary on first use of a config/snapshot: None = only for non-smoke judges.
+        self.canary = canary
         self.poll_s = poll_s
         self.concurrency = concurrency
         self.endpoint_concurrency = endpoint_concurrency
@@ -280,9 +308,32 @@ class Worker:
             eta_s=None,
             reason=smoke_note(self.judge) if smoke else "",
         )
+        self._canary(backend, smoke)
         if todo:
             self._judge(sid, backend, smoke, todo, total, judgments_path, done)
         self._finish(request, run_dir, list(done.values()), responses, total)
+        reported = {j.judge_snapshot for j in done.values() if getattr(j, "judge_snapshot", None)}
+        self._canary(backend, smoke, reported)
+
+    def _canary(self, backend: Any, smoke: bool, reported: set[str] | None = None) -> None:
+        """Run the drift canary the first time this judge config / snapshot is used, or when the provider
+        reports a model snapshot no canary run saw (never raises)."""
+        from mirage_bench.judges.canary import needs_canary, run_canary
+
+        if self.canary is False or (self.canary is None and smoke) or self.stopping:
+            return
+        try:
+            if needs_canary(self.store.root, self.judge_config, getattr(backend, "snapshot", None), reported):
+                run_canary(
+                    self.store.root,
+                    self.judge_config,
+                    backend=backend,
+                    reason="first use of this judge config / snapshot"
+                    + (f" (reported: {', '.join(sorted(reported))})" if reported else ""),
+                    concurrency=self.concurrency,
+                )
+        except Exception as exc:  # noqa: BLE001 - a canary problem never stops judging
+            log.warning("drift canary not run: %s", redact(str(exc)))
 
     def _one_judge(self, request: SubmissionRequest, judgments_path: Path) -> None:
         """Set aside verdicts of another judge (a judge change between two starts): never mix two."""
@@ -365,7 +416,10 @@ class Worker:
                 await self._until_stopped(asyncio.to_thread(load))
             self.store.update(sid, phase="judging")
             await self._until_stopped(
-                judge_responses(todo, client, judge_name=self.judge, smoke_test=smoke, on_result=on_result)
+                judge_responses(
+                    todo, client, judge_name=self.judge, smoke_test=smoke, on_result=on_result,
+                    config=self.judge_config,
+                )
             )
 
         try:
@@ -543,6 +597,8 @@ class Worker:
         row = measured_row(claims, responses, meta, n_judged=len(ok), flags=flags)
         row["parse_failures"] = sum(j.status == "parse_failure" for j in failed)
         row["call_failures"] = sum(j.status == "call_failure" for j in failed)
+        row["judge_config"] = self.judge_config.name
+        row["judge_config_sha256"] = self.judge_config.sha256
         write_row(run_dir / "leaderboard_row.json", row)
         notes = [smoke_note(self.judge)] if self.store.get(sid).smoke_test else []
         if failed:
