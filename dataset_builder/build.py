@@ -28,6 +28,8 @@ from typing import Any
 
 import yaml
 
+from mirage_bench.structs import field_values
+
 from .configs import (
     CONFIG_ORDER,
     DEFAULT_CONFIG,
@@ -73,18 +75,7 @@ class BuildReport:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "valid": self.valid,
-            "configs": self.configs,
-            "omitted": self.omitted,
-            "notes": self.notes,
-            "problems": self.problems,
-            "files": self.files,
-            "timings_s": self.timings_s,
-            "deid": self.deid,
-            "pii_eval": self.pii_eval,
-            "synthetic": self.synthetic,
-        }
+        return {"valid": self.valid, **field_values(self, exclude=("out",))}
 
 
 def write_config(out: Path, table: ConfigTable, *, max_shard_rows: int = MAX_SHARD_ROWS) -> Any:

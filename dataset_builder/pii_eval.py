@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mirage_bench.paths import PACKAGE_DIR
+from mirage_bench.structs import field_values
 
 from .deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records, texts_of
 from .detectors import ENTITY_KINDS, Recognizer
@@ -144,19 +145,12 @@ class PiiEvaluation:
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form (``missed`` lists record ids and kinds, never the identifier text)."""
+        counts = ("records", "published", "withheld", "excluded")
         return {
             "recognizer": self.recognizer,
-            "records": self.records,
-            "published": self.published,
-            "withheld": self.withheld,
-            "excluded": self.excluded,
+            **field_values(self, only=counts),
             "published_fraction": self.published / self.comparisons if self.comparisons else 0.0,
-            "per_kind": self.per_kind,
-            "missed": self.missed,
-            "leaks_in_published": self.leaks_in_published,
-            "over_redaction": self.over_redaction,
-            "consistency": self.consistency,
-            "per_participant": self.per_participant,
+            **field_values(self, exclude=("recognizer", *counts)),
         }
 
 

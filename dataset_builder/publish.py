@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mirage_bench.structs import field_values
+
 from .build import GATED_DIR, PRIVATE_DIR
 
 __all__ = [
@@ -67,19 +69,7 @@ class PublishPlan:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
-        return {
-            "repo_id": self.repo_id,
-            "gated": self.gated,
-            "added": self.added,
-            "modified": self.modified,
-            "unchanged": self.unchanged,
-            "deleted": self.deleted,
-            "remote_consulted": self.remote_consulted,
-            "remote_exists": self.remote_exists,
-            "remote_error": self.remote_error,
-            "remote_gated": self.remote_gated,
-            "commit_url": self.commit_url,
-        }
+        return field_values(self, exclude=("files",))
 
 
 def git_blob_sha1(path: Path) -> str:
