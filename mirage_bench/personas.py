@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -25,7 +24,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from mirage_bench.fileio import parse_json_line
 from mirage_bench.paths import DATA_DIR
+from mirage_bench.structs import all_errors
 from mirage_bench.types import GROUND_TRUTH_FIELDS, STEREOTYPE_TYPES, Persona
 
 __all__ = [
@@ -99,17 +100,14 @@ def read_personas_file(path: str | Path) -> tuple[list[Persona], list[str]]:
         if not line.strip():
             problems.append(f"{where}: blank line")
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+        record, problem = parse_json_line(line)
+        if problem is not None:
+            problems.append(f"{where}: {problem}")
             continue
         try:
             personas.append(Persona.model_validate(record))
         except ValidationError as exc:
-            details = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '<record>'}: {err['msg']}" for err in exc.errors()
-            )
+            details = all_errors(exc)
             pid = record.get("persona_id", "?") if isinstance(record, dict) else "?"
             problems.append(f"{where}: persona {pid}: {details}")
     return personas, problems

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-__all__ = ["field_values", "first_error"]
+__all__ = ["all_errors", "field_values", "first_error"]
 
 
 def field_values(obj: Any, *, exclude: tuple[str, ...] = (), only: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -42,3 +42,8 @@ def first_error(exc: ValidationError, top: str = "record") -> str:
     first = exc.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or top
     return f"{where}: {first['msg']}"
+
+
+def all_errors(exc: ValidationError, top: str = "<record>") -> str:
+    """Every error of a pydantic ``ValidationError`` as ``"<location>: <message>"``, joined by ``"; "``."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or top}: {err['msg']}" for err in exc.errors())

@@ -36,6 +36,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mirage_bench.paths import DATA_DIR
+from mirage_bench.structs import all_errors
 from mirage_bench.types import GROUND_TRUTH_FIELDS, STEREOTYPE_TYPES, Persona
 
 __all__ = [
@@ -122,11 +123,7 @@ def read_accum_scripts_file(path: str | Path) -> tuple[list[AccumScript], list[s
             except json.JSONDecodeError as exc:
                 problems.append(f"{path}:{number}: not JSON: {exc}")
             except ValidationError as exc:
-                reasons = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc']) or '<record>'}: {err['msg']}"
-                    for err in exc.errors()
-                )
-                problems.append(f"{path}:{number}: {reasons}")
+                problems.append(f"{path}:{number}: {all_errors(exc)}")
     return scripts, problems
 
 
