@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mirage_bench.fileio import file_sha256
 from mirage_bench.structs import field_values
 
 from .build import GATED_DIR, PRIVATE_DIR
@@ -82,10 +83,6 @@ def git_blob_sha1(path: Path) -> str:
     """
     data = path.read_bytes()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def publishable_files(build_dir: Path) -> dict[str, Path]:
@@ -183,7 +180,7 @@ def plan_publish(build_dir: Path, repo_id: str, api: Any | None, *, gated: bool 
         if entry is None:
             plan.added.append(name)
         elif (
-            (entry.lfs.sha256 == _sha256(path))
+            (entry.lfs.sha256 == file_sha256(path))
             if entry.lfs is not None
             else (entry.blob_id == git_blob_sha1(path))
         ):
