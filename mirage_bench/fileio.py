@@ -13,7 +13,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_ECHO_CHARS", "file_sha256", "nonblank_lines", "parse_json_line", "read_jsonl_lenient", "show"]
+__all__ = [
+    "MAX_ECHO_CHARS",
+    "file_sha256",
+    "nonblank_lines",
+    "parse_json_line",
+    "parse_json_object",
+    "read_jsonl_lenient",
+    "show",
+]
 
 #: Longest echo of a submitted value in a message (longer ones are cut, their length stated).
 MAX_ECHO_CHARS = 80
@@ -66,6 +74,18 @@ def parse_json_line(line: str) -> tuple[Any, str | None]:
         return None, "JSON nested too deeply (more than the parser's depth limit)"
     except (ValueError, TypeError, OverflowError) as exc:  # e.g. a number literal too long to read
         return None, f"not readable JSON ({show(str(exc))})"
+
+
+def parse_json_object(line: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Like :func:`parse_json_line`, and a value that is not a JSON object is a problem too.
+
+    >>> parse_json_object("[1]")
+    (None, 'expected a JSON object, got list')
+    """
+    value, problem = parse_json_line(line)
+    if problem is None and not isinstance(value, dict):
+        return None, f"expected a JSON object, got {type(value).__name__}"
+    return value, problem
 
 
 def read_jsonl_lenient(path: Path, *, objects_only: bool = False) -> list[Any]:

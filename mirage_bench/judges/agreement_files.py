@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mirage_bench.fileio import nonblank_lines, parse_json_line
+from mirage_bench.fileio import nonblank_lines, parse_json_object
 from mirage_bench.types import LABELS, Label
 
 _ID_KEYS = ("claim_id", "item_id")
@@ -75,12 +75,9 @@ def read_label_file(path: str | Path) -> LabelFile:
     labellers: set[str] = set()
     problems: list[str] = []
     for number, line in nonblank_lines(path.read_text(encoding="utf-8")):
-        row, problem = parse_json_line(line)
-        if problem is not None:
+        row, problem = parse_json_object(line)
+        if row is None:
             problems.append(f"line {number}: {problem}")
-            continue
-        if not isinstance(row, dict):
-            problems.append(f"line {number}: expected an object")
             continue
         claim_id = next((row[k] for k in _ID_KEYS if row.get(k)), None)
         if not isinstance(claim_id, str):

@@ -12,7 +12,7 @@ from typing import Any
 
 # MAX_ECHO_CHARS and show are re-exported: they were defined here first and are imported from here
 from mirage_bench.fileio import MAX_ECHO_CHARS as MAX_ECHO_CHARS
-from mirage_bench.fileio import nonblank_lines, parse_json_line, show
+from mirage_bench.fileio import nonblank_lines, parse_json_object, show
 from mirage_bench.types import Label
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -207,12 +207,9 @@ def validate_responses_bytes(
             [f"the file has {len(lines):,} lines; at most {len(pairs):,} responses are expected"]
         )
     for lineno, raw in nonblank_lines(lines):
-        obj, problem = parse_json_line(raw)
-        if problem is not None:
+        obj, problem = parse_json_object(raw)
+        if obj is None:
             problems.append(f"line {lineno}: {problem}")
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"line {lineno}: expected a JSON object, got {type(obj).__name__}")
             continue
         line_problems: list[str] = []
         for key in ("persona_id", "task_id", "response"):
