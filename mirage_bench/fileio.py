@@ -7,21 +7,25 @@ own policy for what a bad line means (a problem listed, an error raised, a torn 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "MAX_ECHO_CHARS",
     "file_sha256",
+    "load_checked_cached",
     "nonblank_lines",
     "parse_json_line",
     "parse_json_object",
     "read_jsonl_lenient",
     "show",
 ]
+
+T = TypeVar("T")
 
 #: Longest echo of a submitted value in a message (longer ones are cut, their length stated).
 MAX_ECHO_CHARS = 80
@@ -103,6 +107,34 @@ def read_jsonl_lenient(path: Path, *, objects_only: bool = False) -> list[Any]:
         if problem is None and (isinstance(value, dict) or not objects_only):
             out.append(value)
     return out
+
+
+def load_checked_cached(
+    path: Path,
+    read: Callable[[str], tuple[Sequence[T], list[str]]],
+    error: Callable[[Path, list[str]], Exception],
+) -> tuple[T, ...]:
+    """``read(path)``'s records, cached per file (path, size and modification time: an edited file is
+    re-read); raises ``error(path, problems)`` when ``read`` reports any problem, and
+    ``FileNotFoundError`` for a missing file. The caller copies the records if it lets them be mutated.
+    """
+    resolved = Path(path).resolve()
+    stat = resolved.stat()
+    return _read_checked(read, error, str(resolved), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_checked(
+    read: Callable[[str], tuple[Sequence[T], list[str]]],
+    error: Callable[[Path, list[str]], Exception],
+    path: str,
+    mtime_ns: int,
+    size: int,
+) -> tuple[T, ...]:
+    records, problems = read(path)
+    if problems:
+        raise error(Path(path), problems)
+    return tuple(records)
 
 
 def file_sha256(path: Path) -> str:
