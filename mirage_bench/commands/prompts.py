@@ -12,6 +12,8 @@ from pathlib import Path
 
 import typer
 
+from mirage_bench.commands import fail
+
 prompts_app = typer.Typer(
     name="prompts",
     help="List and show the prompt templates (prompts/*.txt) with their sha256.",
@@ -38,8 +40,7 @@ def list_command(
         try:
             template = load_template(name)
         except PromptError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from exc
+            raise fail(exc, 1) from exc
         rows.append(
             {
                 "name": name,
@@ -75,8 +76,7 @@ def show_command(
     try:
         template = load_template(name)
     except PromptError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise fail(exc, 1) from exc
     if info:
         typer.echo(f"# name: {template.name}")
         typer.echo(f"# sha256: {template.sha256}")
@@ -114,8 +114,7 @@ def accum_validate_command(
         scripts = load_accum_scripts(path)
         problems = validate_accum_scripts(scripts, load_personas(personas))
     except (AccumScriptFileError, FileNotFoundError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise fail(exc, 1) from exc
     if problems:
         for problem in problems:
             typer.echo(problem, err=True)
