@@ -39,6 +39,17 @@ def path_problems(what: str, value: str) -> list[str]:
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+def _name_problems(
+    what: str, value: str, pattern: re.Pattern[str], allowed: str, hint: str = ""
+) -> list[str]:
+    """Problems of a required identifier (model name, revision): present, of ``pattern``, path-safe."""
+    if not value.strip():
+        return [f"{what} is required{hint}"]
+    if not pattern.match(value.strip()):
+        return [f"{what} {show(value)} may hold only letters, digits and {allowed} (at most 120 characters)"]
+    return path_problems(what, value.strip())
+
+
 def control_characters(text: str) -> list[str]:
     r"""The forbidden control characters in ``text``, as ``U+0000`` codes (first occurrences, sorted).
 
@@ -99,29 +110,12 @@ class Metadata:
         >>> Metadata(model_name="", family="x", contact="a@b.c").problems()
         ['model name is required']
         """
-        out: list[str] = []
-        if not self.model_name.strip():
-            out.append("model name is required")
-        elif not _MODEL_NAME_RE.match(self.model_name.strip()):
-            out.append(
-                f"model name {show(self.model_name)} may hold only letters, digits and . _ : / @ + - "
-                "(at most 120 characters)"
-            )
-        else:
-            out.extend(path_problems("model name", self.model_name.strip()))
+        out = _name_problems("model name", self.model_name, _MODEL_NAME_RE, ". _ : / @ + -")
         if not self.family.strip():
             out.append("model family is required")
         if not self.contact.strip() and not self.hf_user.strip():
             out.append("contact (submitter e-mail or Hub user) is required")
-        if not self.revision.strip():
-            out.append("revision is required (use 'main' if unsure)")
-        elif not _REVISION_RE.match(self.revision.strip()):
-            out.append(
-                f"revision {show(self.revision)} may hold only letters, digits and . _ - / "
-                "(at most 120 characters)"
-            )
-        else:
-            out.extend(path_problems("revision", self.revision.strip()))
+        out += _name_problems("revision", self.revision, _REVISION_RE, ". _ - /", " (use 'main' if unsure)")
         if self.link.strip() and (
             not re.match(r"^https?://\S+$", self.link.strip()) or len(self.link.strip()) > 500
         ):
