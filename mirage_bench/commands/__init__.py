@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-__all__ = ["fail"]
+__all__ = ["command_group", "fail"]
 
 
 def fail(exc: BaseException | str, code: int = 2) -> typer.Exit:
@@ -14,3 +14,8 @@ def fail(exc: BaseException | str, code: int = 2) -> typer.Exit:
     """
     typer.echo(f"error: {exc}", err=True)
     return typer.Exit(code)
+
+
+def command_group(name: str, help: str) -> typer.Typer:
+    """A sub-command group ``mirage-bench <name> ...`` that prints its help when called without one."""
+    return typer.Typer(name=name, help=help, no_args_is_help=True)

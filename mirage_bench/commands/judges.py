@@ -12,13 +12,9 @@ from pathlib import Path
 
 import typer
 
-from mirage_bench.commands import fail
+from mirage_bench.commands import command_group, fail
 
-judges_app = typer.Typer(
-    name="judges",
-    help="Judge configurations (configs/judges/*.yaml) and the drift canary.",
-    no_args_is_help=True,
-)
+judges_app = command_group("judges", "Judge configurations (configs/judges/*.yaml) and the drift canary.")
 
 
 def judge_claims_command(

@@ -12,12 +12,10 @@ from pathlib import Path
 
 import typer
 
-from mirage_bench.commands import fail
+from mirage_bench.commands import command_group, fail
 
-prompts_app = typer.Typer(
-    name="prompts",
-    help="List and show the prompt templates (prompts/*.txt) with their sha256.",
-    no_args_is_help=True,
+prompts_app = command_group(
+    "prompts", "List and show the prompt templates (prompts/*.txt) with their sha256."
 )
 
 
@@ -85,10 +83,9 @@ def show_command(
     typer.echo(template.text)
 
 
-accum_app = typer.Typer(
-    name="accum-scripts",
-    help="Validate and show the Accum scripts (8 scripted user turns per persona, planted contradictions).",
-    no_args_is_help=True,
+accum_app = command_group(
+    "accum-scripts",
+    "Validate and show the Accum scripts (8 scripted user turns per persona, planted contradictions).",
 )
 
 
