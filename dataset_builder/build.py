@@ -28,6 +28,9 @@ from typing import Any
 
 import yaml
 
+from mirage_bench.fileio import file_sha256
+from mirage_bench.structs import field_values
+
 from .configs import (
     CONFIG_ORDER,
     DEFAULT_CONFIG,
@@ -73,18 +76,7 @@ class BuildReport:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "valid": self.valid,
-            "configs": self.configs,
-            "omitted": self.omitted,
-            "notes": self.notes,
-            "problems": self.problems,
-            "files": self.files,
-            "timings_s": self.timings_s,
-            "deid": self.deid,
-            "pii_eval": self.pii_eval,
-            "synthetic": self.synthetic,
-        }
+        return {"valid": self.valid, **field_values(self, exclude=("out",))}
 
 
 def write_config(out: Path, table: ConfigTable, *, max_shard_rows: int = MAX_SHARD_ROWS) -> Any:
@@ -143,14 +135,6 @@ def fixture_record_count(records: Sequence[Any]) -> int:
     """How many raw study records are the package's own synthetic fixture records (planted-PII corpora)."""
     known = fixture_fingerprints()
     return sum(record_fingerprint(r) in known for r in records)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def build_dataset(
@@ -312,7 +296,7 @@ def build_dataset(
         report.problems += [f"{GATED_DIR}/: {p}" for p in validate_build(out / GATED_DIR, gated=True)]
     report.timings_s["validate"] = round(time.perf_counter() - t0, 3)
     report.files = {
-        str(p.relative_to(out)): _sha256(p)
+        str(p.relative_to(out)): file_sha256(p)
         for p in sorted(out.rglob("*"))
         if p.is_file() and PRIVATE_DIR not in p.relative_to(out).parts
     }

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mirage_bench.structs import field_values
+
 from .detectors import (
     Entity,
     Recognizer,
@@ -149,14 +151,7 @@ class Replacement:
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form for the private review file."""
-        return {
-            "field": self.field,
-            "start": self.start,
-            "end": self.end,
-            "kind": self.kind,
-            "replacement": self.replacement,
-            "source": self.source,
-        }
+        return field_values(self)
 
 
 def _key(text: str) -> str:

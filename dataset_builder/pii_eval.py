@@ -33,11 +33,12 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mirage_bench.paths import PACKAGE_DIR
+from mirage_bench.structs import field_values
 
 from .deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records, texts_of
 from .detectors import ENTITY_KINDS, Recognizer
@@ -144,19 +145,12 @@ class PiiEvaluation:
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form (``missed`` lists record ids and kinds, never the identifier text)."""
+        counts = ("records", "published", "withheld", "excluded")
         return {
             "recognizer": self.recognizer,
-            "records": self.records,
-            "published": self.published,
-            "withheld": self.withheld,
-            "excluded": self.excluded,
+            **field_values(self, only=counts),
             "published_fraction": self.published / self.comparisons if self.comparisons else 0.0,
-            "per_kind": self.per_kind,
-            "missed": self.missed,
-            "leaks_in_published": self.leaks_in_published,
-            "over_redaction": self.over_redaction,
-            "consistency": self.consistency,
-            "per_participant": self.per_participant,
+            **field_values(self, exclude=("recognizer", *counts)),
         }
 
 
@@ -391,24 +385,24 @@ def markdown_table(evaluations: Sequence[tuple[str, PiiEvaluation]]) -> str:
             row = evaluation.per_kind.get(kind)
             cells.append(f"{row['caught']}/{row['planted']}" if row else "–")
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
-    records = [f"{e.records} ({e.published} / {e.withheld} / {e.excluded})" for _, e in evaluations]
-    lines.append("| records (published / withheld / excluded) | " + " | ".join(records) + " |")
-    shares = [f"{e.published / e.comparisons:.0%}" if e.comparisons else "–" for _, e in evaluations]
-    lines.append("| comparisons published | " + " | ".join(shares) + " |")
-    over = [
-        f"{e.over_redaction['lost']}/{e.over_redaction['must_keep']}"
-        if e.over_redaction.get("must_keep")
-        else "–"
-        for _, e in evaluations
-    ]
-    lines.append("| must-keep occurrences lost (over-redaction) | " + " | ".join(over) + " |")
-    consistency = [
-        f"{e.consistency['split']} / {e.consistency['merged_placeholders']} of {e.consistency['entities']}"
-        if e.consistency.get("entities")
-        else "–"
-        for _, e in evaluations
-    ]
-    lines.append("| entities split / placeholders merged | " + " | ".join(consistency) + " |")
-    leaks = [f"**{e.leaks_in_published}**" for _, e in evaluations]
-    lines.append("| **planted identifiers left in published rows** | " + " | ".join(leaks) + " |")
+    rows: dict[str, Callable[[PiiEvaluation], str]] = {
+        "records (published / withheld / excluded)": lambda e: (
+            f"{e.records} ({e.published} / {e.withheld} / {e.excluded})"
+        ),
+        "comparisons published": lambda e: f"{e.published / e.comparisons:.0%}" if e.comparisons else "–",
+        "must-keep occurrences lost (over-redaction)": lambda e: (
+            f"{e.over_redaction['lost']}/{e.over_redaction['must_keep']}"
+            if e.over_redaction.get("must_keep")
+            else "–"
+        ),
+        "entities split / placeholders merged": lambda e: (
+            f"{e.consistency['split']} / {e.consistency['merged_placeholders']}"
+            f" of {e.consistency['entities']}"
+            if e.consistency.get("entities")
+            else "–"
+        ),
+        "**planted identifiers left in published rows**": lambda e: f"**{e.leaks_in_published}**",
+    }
+    for label, cell in rows.items():
+        lines.append(f"| {label} | " + " | ".join(cell(e) for _, e in evaluations) + " |")
     return "\n".join(lines)

@@ -22,6 +22,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mirage_bench.fileio import nonblank_lines
+from mirage_bench.structs import first_error
+
 __all__ = [
     "FIVE_POINT",
     "MEMORY_FIVE_POINT",
@@ -134,15 +137,11 @@ def load_raw_preferences(raw_dir: str | Path) -> list[RawPreferenceRecord]:
     records: list[RawPreferenceRecord] = []
     seen: set[str] = set()
     for path in files:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
+        for number, line in nonblank_lines(path.read_text(encoding="utf-8")):
             try:
                 record = RawPreferenceRecord.model_validate_json(line)
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(part) for part in first["loc"]) or "record"
-                raise PreferenceFormatError(f"{path.name}:{number}: {where}: {first['msg']}") from exc
+                raise PreferenceFormatError(f"{path.name}:{number}: {first_error(exc)}") from exc
             if record.record_id in seen:
                 raise PreferenceFormatError(
                     f"{path.name}:{number}: record_id {record.record_id} appears twice"

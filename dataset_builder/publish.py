@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mirage_bench.fileio import file_sha256
+from mirage_bench.structs import field_values
+
 from .build import GATED_DIR, PRIVATE_DIR
 
 __all__ = [
@@ -67,19 +70,7 @@ class PublishPlan:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
-        return {
-            "repo_id": self.repo_id,
-            "gated": self.gated,
-            "added": self.added,
-            "modified": self.modified,
-            "unchanged": self.unchanged,
-            "deleted": self.deleted,
-            "remote_consulted": self.remote_consulted,
-            "remote_exists": self.remote_exists,
-            "remote_error": self.remote_error,
-            "remote_gated": self.remote_gated,
-            "commit_url": self.commit_url,
-        }
+        return field_values(self, exclude=("files",))
 
 
 def git_blob_sha1(path: Path) -> str:
@@ -92,10 +83,6 @@ def git_blob_sha1(path: Path) -> str:
     """
     data = path.read_bytes()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def publishable_files(build_dir: Path) -> dict[str, Path]:
@@ -193,7 +180,7 @@ def plan_publish(build_dir: Path, repo_id: str, api: Any | None, *, gated: bool 
         if entry is None:
             plan.added.append(name)
         elif (
-            (entry.lfs.sha256 == _sha256(path))
+            (entry.lfs.sha256 == file_sha256(path))
             if entry.lfs is not None
             else (entry.blob_id == git_blob_sha1(path))
         ):

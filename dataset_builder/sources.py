@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mirage_bench.fileio import nonblank_lines
 from mirage_bench.metrics.oi import oi_rate, oi_summary
 from mirage_bench.reported import TABLE10_TASKS
 
@@ -80,9 +81,7 @@ def load_run(path: str | Path) -> RunInput:
     rows: dict[tuple[str, ...], dict[str, object]] = {}
     responses_path = run_dir / "responses.jsonl"
     if responses_path.exists():
-        for number, line in enumerate(responses_path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
+        for number, line in nonblank_lines(responses_path.read_text(encoding="utf-8")):
             try:
                 record = ResponseRecord.model_validate_json(line)
             except ValueError as exc:

@@ -8,12 +8,12 @@ made with ``mirage-bench run``. Nothing here calls a model.
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mirage_bench.fileio import read_jsonl_lenient
 from mirage_bench.types import Label
 
 #: Colour of each label in the Browse tab (G, R, S, F), matching the paper's Figure 2 ordering.
@@ -45,19 +45,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL file, skipping a line that does not parse: the worker appends to
     ``judgments.jsonl`` while the Space reads it, so the last line may be half-written (the worker
     judges that response again; this read-only view just shows it later)."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
+    return read_jsonl_lenient(path, objects_only=True)
 
 
 def judged_responses(

@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from mirage_bench.structs import field_values
 from mirage_bench.types import Message
 
 #: Spec kinds that run on this machine: no per-token price.
@@ -155,14 +156,7 @@ class StageEstimate:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return {
-            "stage": self.stage,
-            "role": self.role,
-            "spec": self.spec,
-            "calls": self.calls,
-            "input_tokens": self.input_tokens,
-            "input_tokens_max": self.input_tokens_max,
-            "output_tokens_max": self.output_tokens_max,
-            "tokenizer": self.tokenizer,
+            **field_values(self, exclude=("price", "notes")),
             "price_per_1m": list(self.price) if self.price else None,
             "cost_max_usd": self.cost_max_usd(),
             "notes": self.notes,

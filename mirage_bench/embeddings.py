@@ -33,7 +33,6 @@ import base64
 import hashlib
 import json
 import logging
-import os
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -235,17 +234,12 @@ class OpenAIEmbeddingBackend:
     def __init__(self, model: str = "text-embedding-3-small", *, base_url: str | None = None,
                  api_key: str | None = None, batch_size: int = 256, request_timeout_s: float = 600.0) -> None:
         from mirage_bench.backends._common import LoopBoundClient
-        from mirage_bench.backends.openai_api import KEYLESS_PLACEHOLDER
+        from mirage_bench.backends.openai_api import backend_name, resolve_api_key
 
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if base_url is None:
-                raise ValueError("openai embeddings need an API key: set OPENAI_API_KEY "
-                                 "(or use openai:<model>@<base_url> for a local compatible server)")
-            key = KEYLESS_PLACEHOLDER
+        key = resolve_api_key(api_key, base_url, what="openai embeddings need")
         self.model = model
         self.base_url = base_url
-        self.name = f"openai:{model}" + (f"@{base_url}" if base_url else "")
+        self.name = backend_name(model, base_url)
         self.snapshot = model
         self.batch_size = batch_size
 

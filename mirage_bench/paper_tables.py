@@ -14,7 +14,6 @@ unless asked for, and flagged when included. A model measured in two runs gets o
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from mirage_bench.fileio import read_jsonl_lenient
 from mirage_bench.metrics.tables import TABLE_TITLES, run_tables
 
 log = logging.getLogger(__name__)
@@ -52,16 +52,7 @@ class MeasuredRecords:
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:  # a worker may be appending the last line right now
-                continue
-    return out
+    return read_jsonl_lenient(path)  # a worker may be appending the last line right now
 
 
 def run_folders(store_root: Path | None, run_dirs: Iterable[Path] = ()) -> list[Path]:

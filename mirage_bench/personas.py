@@ -16,8 +16,6 @@ persona-generation prompt, G.8) and exactly three ``revealed_facts`` (see ``docs
 from __future__ import annotations
 
 import difflib
-import functools
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -25,7 +23,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from mirage_bench.fileio import load_checked_cached, parse_json_line
 from mirage_bench.paths import DATA_DIR
+from mirage_bench.structs import all_errors
 from mirage_bench.types import GROUND_TRUTH_FIELDS, STEREOTYPE_TYPES, Persona
 
 __all__ = [
@@ -99,28 +99,17 @@ def read_personas_file(path: str | Path) -> tuple[list[Persona], list[str]]:
         if not line.strip():
             problems.append(f"{where}: blank line")
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
+        record, problem = parse_json_line(line)
+        if problem is not None:
+            problems.append(f"{where}: {problem}")
             continue
         try:
             personas.append(Persona.model_validate(record))
         except ValidationError as exc:
-            details = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '<record>'}: {err['msg']}" for err in exc.errors()
-            )
+            details = all_errors(exc)
             pid = record.get("persona_id", "?") if isinstance(record, dict) else "?"
             problems.append(f"{where}: persona {pid}: {details}")
     return personas, problems
-
-
-@functools.lru_cache(maxsize=8)
-def _load_cached(path: str, mtime_ns: int, size: int) -> tuple[Persona, ...]:
-    personas, problems = read_personas_file(path)
-    if problems:
-        raise PersonaFileError(Path(path), problems)
-    return tuple(personas)
 
 
 def load_personas(path: str | Path | None = None) -> list[Persona]:
@@ -131,9 +120,9 @@ def load_personas(path: str | Path | None = None) -> list[Persona]:
     :class:`PersonaFileError` if any line is unreadable. Loading does not run the full
     :func:`validate_personas` check; the test suite and ``mirage-bench personas validate`` do.
     """
-    resolved = Path(path if path is not None else DEFAULT_PERSONAS_PATH).resolve()
-    stat = resolved.stat()
-    cached = _load_cached(str(resolved), stat.st_mtime_ns, stat.st_size)
+    cached = load_checked_cached(
+        Path(path if path is not None else DEFAULT_PERSONAS_PATH), read_personas_file, PersonaFileError
+    )
     return [_clone(p) for p in cached]
 
 

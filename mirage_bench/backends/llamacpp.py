@@ -12,22 +12,14 @@ are folded into the first user turn (``merge_system``).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import threading
 from pathlib import Path
 from typing import Any
 
 from mirage_bench.backends._common import FlaggedRetry, messages_payload, optional_sampling
 from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
+from mirage_bench.fileio import file_sha256
 from mirage_bench.types import Message
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def fold_system_into_user(messages: list[Message]) -> list[dict[str, str]]:
@@ -60,7 +52,7 @@ class LlamaCppBackend(FlaggedRetry):
             raise FileNotFoundError(f"GGUF file {model_path!r} does not exist")
         self.path = path
         self.name = f"llamacpp:{model_path}"
-        self.snapshot = snapshot or _file_sha256(path)
+        self.snapshot = snapshot or file_sha256(path)
         self.smoke_test = smoke_test
         self.merge_system = chat_format == "gemma" if merge_system is None else merge_system
         self._kwargs = {"n_ctx": n_ctx, "n_threads": n_threads, "chat_format": chat_format, "verbose": False,

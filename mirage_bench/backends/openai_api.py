@@ -54,6 +54,29 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "none"]
 _FORMAT_UNSUPPORTED = re.compile(r"response_format|json_schema|structured output", re.IGNORECASE)
 
 
+def resolve_api_key(api_key: str | None, base_url: str | None, *, what: str) -> str:
+    """The key an OpenAI SDK client sends: ``api_key``, else ``$OPENAI_API_KEY``, else (only for a
+    compatible server at ``base_url``) :data:`KEYLESS_PLACEHOLDER`.
+
+    Raises ``ValueError`` starting with ``what`` (``"openai:<model> needs"``) when the OpenAI API
+    itself is meant and no key is set; the environment is read here, when a backend is built.
+    """
+    key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+    if key:
+        return key
+    if base_url is None:
+        raise ValueError(
+            f"{what} an API key: set OPENAI_API_KEY (or use openai:<model>@<base_url> "
+            "for a local OpenAI-compatible server that needs no key)"
+        )
+    return KEYLESS_PLACEHOLDER
+
+
+def backend_name(model: str, base_url: str | None) -> str:
+    """``openai:<model>`` or ``openai:<model>@<base_url>``: the spec a backend is named by."""
+    return f"openai:{model}" + (f"@{base_url}" if base_url else "")
+
+
 def format_unsupported(error: BackendError) -> bool:
     """Whether ``error`` says the server does not support ``response_format={"type": "json_schema"}``.
 
@@ -97,17 +120,10 @@ class OpenAIBackend(FlaggedRetry):
         extra_body: dict[str, Any] | None = None,
         transport: Literal["auto", "httpx"] = "auto",
     ) -> None:
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if base_url is None:
-                raise ValueError(
-                    "openai:<model> needs an API key: set OPENAI_API_KEY (or use openai:<model>@<base_url> "
-                    "for a local OpenAI-compatible server that needs no key)"
-                )
-            key = KEYLESS_PLACEHOLDER
+        key = resolve_api_key(api_key, base_url, what="openai:<model> needs")
         self.model = model
         self.base_url = base_url
-        self.name = f"openai:{model}" + (f"@{base_url}" if base_url else "")
+        self.name = backend_name(model, base_url)
         self.snapshot = model
         self.smoke_test = False
         self._api_key = key

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from mirage_bench.commands import fail
 from mirage_bench.repo_ids import DATASET_REPO_ID
 
 
@@ -104,8 +105,7 @@ def build_dataset_command(
             overwrite=overwrite,
         )
     except (BuildError, AnnotationError, PreferenceFormatError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise fail(exc) from exc
     if as_json:
         typer.echo(json.dumps({"out": str(out), **report.as_dict()}, indent=1, default=str))
         if not report.valid:
@@ -183,8 +183,7 @@ def publish_command(
             message=message,
         )
     except PublishError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise fail(exc, 1) from exc
     if as_json:
         typer.echo(json.dumps({"dry_run": dry_run, "repos": [p.as_dict() for p in plans]}, indent=1))
         return
@@ -257,8 +256,7 @@ def deidentify_command(
     try:
         loaded = [(path.name, load_planted_corpus(path)) for path in corpora]
     except (OSError, PreferenceFormatError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise fail(exc) from exc
     recognizers = [_recognizer(choice, spacy_model) for choice in dict.fromkeys(ner)]
     evaluations = [
         (name, evaluate_planted(corpus, recognizer, policy=withhold_policy))  # type: ignore[arg-type]
@@ -322,8 +320,7 @@ def render_cards_command(
     try:
         cards = render_cards(root)
     except CardRenderError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise fail(exc) from exc
     stale = [card for card in cards if not card.current]
     if check:
         for card in cards:
@@ -364,8 +361,7 @@ def eval_results_command(
             return
         path = write_eval_results(run_dir, out, dataset_id=dataset_id)
     except BuildError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise fail(exc) from exc
     typer.echo(f"wrote {path}")
     typer.echo(f"add it to the model repo: hf upload ORG/MODEL {path} .eval_results/{path.name} --create-pr")
 

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from mirage_bench.commands import fail
+
 # Options shared by ``run`` and ``judge`` (one definition each).
 Out = Annotated[
     Path | None, typer.Option("--out", help="Run directory (default: runs/<model>-<run id>).")
@@ -75,11 +77,6 @@ def _price(text: str | None) -> tuple[float, float] | None:
     except ValueError as exc:
         raise typer.BadParameter("expected IN,OUT in USD per million tokens, e.g. 0.15,0.60") from exc
     return a, b
-
-
-def _fail(exc: BaseException) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(2)
 
 
 #: Exit statuses of ``run`` / ``judge`` (documented in their ``--help`` and docs/engine.md).
@@ -153,7 +150,7 @@ def _launch(start: Callable[..., tuple[Path, dict[str, Any]]], *, report: bool, 
         typer.echo(f"error: {exc} (run stopped; status 'failed')", err=True)
         raise typer.Exit(EXIT_BACKEND_FATAL) from exc
     except (ValueError, KeyError, FileExistsError, ImportError, RunLockedError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     except KeyboardInterrupt as exc:
         typer.echo("interrupted: progress and usage saved (status 'interrupted'); re-run the same "
                    "command to resume", err=True)
@@ -260,7 +257,7 @@ def run_command(
                 model_price=_price(model_price), judge_price=_price(judge_price), dry_run=True,
             )
         except (ValueError, KeyError, ImportError) as exc:
-            raise _fail(exc) from exc
+            raise fail(exc) from exc
         typer.echo(json.dumps(estimate, indent=2) if as_json else render_estimate(estimate))
         return
     _launch(
@@ -388,7 +385,7 @@ def report_command(
         )
         per_model = _run_tables(run_dir, responses, accums, median_ties) if tables else {}
     except ValueError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     if as_json:
         if tables:
             summary = {**summary, "tables": {k: json.loads(v.to_json(orient="records"))
@@ -446,7 +443,7 @@ def generate_persona_command(
             client,
         )
     except (ValueError, ImportError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     typer.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
     if not result.valid:
         raise typer.Exit(1)

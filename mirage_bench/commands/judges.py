@@ -12,16 +12,9 @@ from pathlib import Path
 
 import typer
 
-judges_app = typer.Typer(
-    name="judges",
-    help="Judge configurations (configs/judges/*.yaml) and the drift canary.",
-    no_args_is_help=True,
-)
+from mirage_bench.commands import command_group, fail
 
-
-def _fail(exc: BaseException) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(2)
+judges_app = command_group("judges", "Judge configurations (configs/judges/*.yaml) and the drift canary.")
 
 
 def judge_claims_command(
@@ -61,7 +54,7 @@ def judge_claims_command(
         typer.echo(f"error: {exc} (labels so far are kept in {out}; re-run to resume)", err=True)
         raise typer.Exit(3) from exc
     except (ValueError, ImportError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     typer.echo(
         f"{counts['claims']} claims: {counts['ok']} labelled, {counts['parse_failure']} parse failure(s), "
         f"{counts['call_failure']} call failure(s) (failures are kept with label null, never scored); "
@@ -84,7 +77,7 @@ def agreement_command(
     try:
         result = compare_files(a, b, n_resamples=resamples, seed=seed)
     except ValueError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     if as_json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -101,7 +94,7 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON.
         try:
             config = load_judge_config(name)
         except JudgeConfigError as exc:
-            raise _fail(exc) from exc
+            raise fail(exc) from exc
         rows.append(
             {"name": name, "spec": config.spec, "sha256": config.sha256, "description": config.description}
         )
@@ -120,7 +113,7 @@ def show_command(name: str = typer.Argument(..., help="A bundled config name or 
     try:
         config = load_judge_config(name)
     except JudgeConfigError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     typer.echo(json.dumps({**config.manifest_entry(), "templates": config.template_shas()}, indent=2))
 
 
@@ -151,7 +144,7 @@ def canary_command(
         typer.echo(f"error: {exc} (no canary recorded)", err=True)
         raise typer.Exit(3) from exc
     except (ValueError, ImportError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     flagged = drift([*_history(root)])[-1]["drift"]
     kappa = "none scored" if record["kappa"] is None else f"{record['kappa']:.3f}"
     ci = record.get("kappa_ci")

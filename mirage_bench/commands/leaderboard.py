@@ -19,6 +19,8 @@ from typing import Any
 
 import typer
 
+from mirage_bench.commands import fail
+
 STORE_HELP = "Submission store (default $MIRAGE_SUBMISSIONS_DIR or submissions/store)."
 
 
@@ -223,8 +225,7 @@ def register(app: typer.Typer) -> None:
                 endpoint_concurrency=endpoint_concurrency,
             )
         except ValueError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from exc
+            raise fail(exc) from exc
         hub = ""
         if st.mirror is not None:
             hub = f", Hub-backed ({', '.join(st.mirror.config.patterns())})"
@@ -239,8 +240,7 @@ def register(app: typer.Typer) -> None:
         try:
             w.serve(once=once)
         except RuntimeError as exc:  # --once while another worker holds the store's lock
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from None
+            raise fail(exc, 1) from None
         finally:
             w.stop()
         if signalled:

@@ -8,11 +8,9 @@ from typing import Annotated
 
 import typer
 
-personas_app = typer.Typer(
-    name="personas",
-    help="Inspect and validate the 150 benchmark personas.",
-    no_args_is_help=True,
-)
+from mirage_bench.commands import command_group
+
+personas_app = command_group("personas", "Inspect and validate the 150 benchmark personas.")
 
 _PathArg = Annotated[
     Path | None,

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import typer
 
-prompts_app = typer.Typer(
-    name="prompts",
-    help="List and show the prompt templates (prompts/*.txt) with their sha256.",
-    no_args_is_help=True,
+from mirage_bench.commands import command_group, fail
+
+prompts_app = command_group(
+    "prompts", "List and show the prompt templates (prompts/*.txt) with their sha256."
 )
 
 
@@ -38,8 +38,7 @@ def list_command(
         try:
             template = load_template(name)
         except PromptError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from exc
+            raise fail(exc, 1) from exc
         rows.append(
             {
                 "name": name,
@@ -75,8 +74,7 @@ def show_command(
     try:
         template = load_template(name)
     except PromptError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise fail(exc, 1) from exc
     if info:
         typer.echo(f"# name: {template.name}")
         typer.echo(f"# sha256: {template.sha256}")
@@ -85,10 +83,9 @@ def show_command(
     typer.echo(template.text)
 
 
-accum_app = typer.Typer(
-    name="accum-scripts",
-    help="Validate and show the Accum scripts (8 scripted user turns per persona, planted contradictions).",
-    no_args_is_help=True,
+accum_app = command_group(
+    "accum-scripts",
+    "Validate and show the Accum scripts (8 scripted user turns per persona, planted contradictions).",
 )
 
 
@@ -114,8 +111,7 @@ def accum_validate_command(
         scripts = load_accum_scripts(path)
         problems = validate_accum_scripts(scripts, load_personas(personas))
     except (AccumScriptFileError, FileNotFoundError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        raise fail(exc, 1) from exc
     if problems:
         for problem in problems:
             typer.echo(problem, err=True)

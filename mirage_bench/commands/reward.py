@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from mirage_bench.commands import fail
+
 if TYPE_CHECKING:
     from mirage_bench.backends.base import GenerateParams
     from mirage_bench.reward.artifact import TrainedRewardModel
@@ -36,11 +38,6 @@ def _params(max_tokens: int | None) -> GenerateParams | None:
     from mirage_bench.backends.base import GenerateParams
 
     return GenerateParams(max_tokens=max_tokens) if max_tokens else None
-
-
-def _fail(exc: BaseException) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(2)
 
 
 @reward_app.command("build-pairs")
@@ -89,7 +86,7 @@ def build_pairs_command(
             emb,  # type: ignore[arg-type]  # duck-typed: aclose() and backend.name
         )
     except (DataError, ValueError, ImportError, FileNotFoundError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     from mirage_bench.reward.data import is_flagged_source
     from mirage_bench.reward.llm import SYNTHETIC_SPEC, is_smoke
 
@@ -245,7 +242,7 @@ def train_command(
         model.smoke_test = smoke
         path = model.save(out)
     except (DataError, CVError, RubricError, ValueError, ImportError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     typer.echo(
         f"\nTable 4 - largest standardized coefficients of the full-data fit (C={model.C}, "
         f"{model.n_pairs} pairs, {model.n_participants} participants, sources {model.pair_sources})"
@@ -369,7 +366,7 @@ def score_command(
         else:
             raise ValueError(f"unknown --method {method!r}")
     except (DataError, ArtifactError, ValueError, ImportError, OSError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     if smoke:
         for r in records:
             r.details["smoke_test"] = True
@@ -417,7 +414,7 @@ def evaluate_command(
             by_method = {m: [r for r in recs if r.pair_id in ids] for m, recs in by_method.items()}
         report = evaluate_scores(data, by_method, subset=subset)
     except (DataError, ValueError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     typer.echo(report.format())
     if write:
         for path in write_scored_sets(select_pairs(data, subset), by_method, out_dir, prefix=prefix):

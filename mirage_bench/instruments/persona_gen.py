@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from mirage_bench.backends.base import GenerateParams
 from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse
 from mirage_bench.instruments.parsing import Parsed, ParseError, load_json_lenient
+from mirage_bench.structs import field_values
 from mirage_bench.types import STEREOTYPE_TYPES, Message, Persona
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,8 +88,7 @@ class GeneratedPersona:
         return {
             "status": self.status,
             "valid": self.valid,
-            "problems": self.problems,
-            "error": self.error,
+            **field_values(self, only=("problems", "error")),
             "persona": self.persona.model_dump() if self.persona else None,
         }
 

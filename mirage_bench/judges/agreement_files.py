@@ -14,11 +14,11 @@ prediction, file B the reference (put the human labels second).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mirage_bench.fileio import nonblank_lines, parse_json_object
 from mirage_bench.types import LABELS, Label
 
 _ID_KEYS = ("claim_id", "item_id")
@@ -74,16 +74,10 @@ def read_label_file(path: str | Path) -> LabelFile:
     statuses: dict[str, int] = {}
     labellers: set[str] = set()
     problems: list[str] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not JSON ({exc.msg})")
-            continue
-        if not isinstance(row, dict):
-            problems.append(f"line {number}: expected an object")
+    for number, line in nonblank_lines(path.read_text(encoding="utf-8")):
+        row, problem = parse_json_object(line)
+        if row is None:
+            problems.append(f"line {number}: {problem}")
             continue
         claim_id = next((row[k] for k in _ID_KEYS if row.get(k)), None)
         if not isinstance(claim_id, str):

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from mirage_bench.fileio import read_jsonl_lenient
 from mirage_bench.types import LABELS
 
 CANARY_SUBDIR = Path("judges") / "canary"
@@ -43,16 +44,7 @@ def canary_dir(store_root: str | Path) -> Path:
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn last line from a kill
-    return rows
+    return read_jsonl_lenient(path)  # skips a torn last line from a kill
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -34,6 +34,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mirage_bench.paths import resource_dir
+from mirage_bench.structs import first_error
 
 #: The config used when none is named: the paper's judge.
 DEFAULT_JUDGE_CONFIG = "paper"
@@ -201,9 +202,7 @@ def load_judge_config(name_or_file: str | Path | None = None) -> JudgeConfig:
     try:
         config = JudgeConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise JudgeConfigError(f"judge config {path}: {where}: {first['msg']}") from exc
+        raise JudgeConfigError(f"judge config {path}: {first_error(exc, '(top level)')}") from exc
     config.check_templates()
     return config
 

@@ -6,11 +6,13 @@ Every problem gets its own precise message (line numbers, the offending pair or 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+# MAX_ECHO_CHARS and show are re-exported: they were defined here first and are imported from here
+from mirage_bench.fileio import MAX_ECHO_CHARS as MAX_ECHO_CHARS
+from mirage_bench.fileio import nonblank_lines, parse_json_object, show
 from mirage_bench.types import Label
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
@@ -33,25 +35,19 @@ def path_problems(what: str, value: str) -> list[str]:
     return []
 
 
-#: Longest echo of a submitted value in a message (longer ones are cut, their length stated).
-MAX_ECHO_CHARS = 80
 #: Control characters refused in any text field (everything below U+0020 except tab, LF, CR; DEL).
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def show(value: Any, limit: int = MAX_ECHO_CHARS) -> str:
-    """``repr(value)``, cut to ``limit`` characters with the full length stated.
-
-    >>> show("abc")
-    "'abc'"
-    >>> show("x" * 10_000, limit=12)
-    "'xxxxxxxxxx… (10,000 characters)"
-    """
-    text = repr(value)
-    if len(text) <= limit:
-        return text
-    length = len(value) if isinstance(value, str) else len(text)
-    return f"{text[: limit - 1]}… ({length:,} characters)"
+def _name_problems(
+    what: str, value: str, pattern: re.Pattern[str], allowed: str, hint: str = ""
+) -> list[str]:
+    """Problems of a required identifier (model name, revision): present, of ``pattern``, path-safe."""
+    if not value.strip():
+        return [f"{what} is required{hint}"]
+    if not pattern.match(value.strip()):
+        return [f"{what} {show(value)} may hold only letters, digits and {allowed} (at most 120 characters)"]
+    return path_problems(what, value.strip())
 
 
 def control_characters(text: str) -> list[str]:
@@ -114,29 +110,12 @@ class Metadata:
         >>> Metadata(model_name="", family="x", contact="a@b.c").problems()
         ['model name is required']
         """
-        out: list[str] = []
-        if not self.model_name.strip():
-            out.append("model name is required")
-        elif not _MODEL_NAME_RE.match(self.model_name.strip()):
-            out.append(
-                f"model name {show(self.model_name)} may hold only letters, digits and . _ : / @ + - "
-                "(at most 120 characters)"
-            )
-        else:
-            out.extend(path_problems("model name", self.model_name.strip()))
+        out = _name_problems("model name", self.model_name, _MODEL_NAME_RE, ". _ : / @ + -")
         if not self.family.strip():
             out.append("model family is required")
         if not self.contact.strip() and not self.hf_user.strip():
             out.append("contact (submitter e-mail or Hub user) is required")
-        if not self.revision.strip():
-            out.append("revision is required (use 'main' if unsure)")
-        elif not _REVISION_RE.match(self.revision.strip()):
-            out.append(
-                f"revision {show(self.revision)} may hold only letters, digits and . _ - / "
-                "(at most 120 characters)"
-            )
-        else:
-            out.extend(path_problems("revision", self.revision.strip()))
+        out += _name_problems("revision", self.revision, _REVISION_RE, ". _ - /", " (use 'main' if unsure)")
         if self.link.strip() and (
             not re.match(r"^https?://\S+$", self.link.strip()) or len(self.link.strip()) > 500
         ):
@@ -221,22 +200,10 @@ def validate_responses_bytes(
         raise SubmissionError(
             [f"the file has {len(lines):,} lines; at most {len(pairs):,} responses are expected"]
         )
-    for lineno, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        except RecursionError:
-            problems.append(f"line {lineno}: JSON nested too deeply (more than the parser's depth limit)")
-            continue
-        except (ValueError, TypeError, OverflowError) as exc:  # e.g. a number literal too long to read
-            problems.append(f"line {lineno}: not readable JSON ({show(str(exc))})")
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"line {lineno}: expected a JSON object, got {type(obj).__name__}")
+    for lineno, raw in nonblank_lines(lines):
+        obj, problem = parse_json_object(raw)
+        if obj is None:
+            problems.append(f"line {lineno}: {problem}")
             continue
         line_problems: list[str] = []
         for key in ("persona_id", "task_id", "response"):

@@ -27,6 +27,8 @@ from typing import Literal, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
+from mirage_bench.fileio import nonblank_lines
+from mirage_bench.structs import first_error
 from mirage_bench.types import Label
 
 __all__ = [
@@ -108,15 +110,11 @@ def _read_jsonl(path: Path, model: type[_M]) -> list[_M]:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise AnnotationError(f"cannot read {path}: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, line in nonblank_lines(lines):
         try:
             records.append(model.model_validate_json(line))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise AnnotationError(f"{path}:{number}: {where}: {first['msg']}") from exc
+            raise AnnotationError(f"{path}:{number}: {first_error(exc, '')}") from exc
     return records
 
 

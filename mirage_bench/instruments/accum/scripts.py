@@ -27,7 +27,6 @@ are not from the paper).
 from __future__ import annotations
 
 import difflib
-import functools
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -35,7 +34,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mirage_bench.fileio import load_checked_cached
 from mirage_bench.paths import DATA_DIR
+from mirage_bench.structs import all_errors
 from mirage_bench.types import GROUND_TRUTH_FIELDS, STEREOTYPE_TYPES, Persona
 
 __all__ = [
@@ -122,20 +123,8 @@ def read_accum_scripts_file(path: str | Path) -> tuple[list[AccumScript], list[s
             except json.JSONDecodeError as exc:
                 problems.append(f"{path}:{number}: not JSON: {exc}")
             except ValidationError as exc:
-                reasons = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc']) or '<record>'}: {err['msg']}"
-                    for err in exc.errors()
-                )
-                problems.append(f"{path}:{number}: {reasons}")
+                problems.append(f"{path}:{number}: {all_errors(exc)}")
     return scripts, problems
-
-
-@functools.lru_cache(maxsize=8)
-def _load_cached(path: str, mtime_ns: int, size: int) -> tuple[AccumScript, ...]:
-    scripts, problems = read_accum_scripts_file(path)
-    if problems:
-        raise AccumScriptFileError(Path(path), problems)
-    return tuple(scripts)
 
 
 def load_accum_scripts(path: str | Path | None = None) -> list[AccumScript]:
@@ -146,8 +135,7 @@ def load_accum_scripts(path: str | Path | None = None) -> list[AccumScript]:
     :func:`validate_accum_scripts`.
     """
     resolved = Path(path) if path is not None else DEFAULT_ACCUM_SCRIPTS_PATH
-    stat = resolved.stat()
-    return list(_load_cached(str(resolved.resolve()), stat.st_mtime_ns, stat.st_size))
+    return list(load_checked_cached(resolved, read_accum_scripts_file, AccumScriptFileError))
 
 
 def get_accum_script(persona_id: str, path: str | Path | None = None) -> AccumScript:
