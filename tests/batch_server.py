@@ -16,14 +16,11 @@ body (the same responder, the same token counts). Items answered in batches are 
 from __future__ import annotations
 
 import json
-import random
 import threading
-import time
 from typing import Any
 
 from aiohttp import web
 
-from mirage_bench.backends.scripted import example_from_schema
 from tests.openai_server import FakeOpenAIServer
 
 
@@ -64,41 +61,10 @@ class FakeBatchServer(FakeOpenAIServer):
 
     # -- answers, as the online endpoints give them ---------------------------------------------
     def chat_body(self, body: dict[str, Any], n: int) -> dict[str, Any]:
-        text = self.responder(body)
-        prompt_tokens = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
-        completion_tokens = len(text) // 4 + 1
-        return {
-            "id": f"chatcmpl-b{n}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", self.model),
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
+        return self.chat_completion(body, self.responder(body), f"chatcmpl-b{n}")
 
     def message_body(self, body: dict[str, Any], n: int) -> dict[str, Any]:
-        schema = ((body.get("output_config") or {}).get("format") or {}).get("schema")
-        if schema is not None:
-            rng = random.Random(json.dumps(body.get("messages"), sort_keys=True))
-            text = json.dumps(example_from_schema(schema, rng))
-        else:
-            text = "echo: " + str(body["messages"][-1]["content"])[:200]
-        return {
-            "id": f"msg_b{n}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", self.model),
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": len(text) // 4 + 1},
-        }
+        return self.anthropic_message(body, f"msg_b{n}")
 
     def _ended(self, batch_id: str) -> bool:
         with self._lock:
