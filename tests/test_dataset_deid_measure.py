@@ -26,6 +26,7 @@ from dataset_builder.pii_eval import (
 )
 from dataset_builder.preferences import RawPreferenceRecord
 from mirage_bench.cli import app
+from tests.helpers_records import raw_preference_record
 
 FIX = Path(__file__).parent / "fixtures" / "dataset"
 ROOT = FIX.parent.parent.parent
@@ -67,20 +68,7 @@ class FixedNer:
 
 
 def _record(rid: str = "r1", pid: str = "p1", **texts: object) -> RawPreferenceRecord:
-    base: dict[str, object] = dict(
-        record_id=rid,
-        participant_id=pid,
-        query="What should I cook tonight?",
-        retrieved_memories=["The user likes pasta."],
-        response_with_memory="Make pasta.",
-        response_without_memory="Make soup.",
-        generator="gpt-5.2",
-        regime="ordinary",
-        memory_position="A",
-        preference="A_much_better",
-    )
-    base.update(texts)
-    return RawPreferenceRecord.model_validate(base)
+    return raw_preference_record(record_id=rid, participant_id=pid, **texts)
 
 
 @pytest.mark.parametrize(
