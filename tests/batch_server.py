@@ -97,17 +97,25 @@ class FakeBatchServer(FakeOpenAIServer):
             return self._error(404, "no such file")
         return web.Response(body=data, content_type="application/octet-stream")
 
-    def _openai_object(self, batch: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _public(batch: dict[str, Any]) -> dict[str, Any]:
+        """A batch as its provider shows it (without the server's own ``_`` fields)."""
         return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    def _new_batch(self, prefix: str, fields: dict[str, Any]) -> web.Response:
+        """Store a batch ``<prefix><n>`` with ``fields``; the answer shows it."""
+        with self._lock:
+            batch_id = f"{prefix}{len(self.batches) + 1}"
+            self.batches[batch_id] = {"id": batch_id, **fields}
+        return web.json_response(self._public(self.batches[batch_id]))
 
     async def _openai_create(self, request: web.Request) -> web.Response:
         body = await request.json()
         if body.get("input_file_id") not in self.files:
             return self._error(400, "unknown input_file_id")
-        with self._lock:
-            batch_id = f"batch_{len(self.batches) + 1}"
-            self.batches[batch_id] = {
-                "id": batch_id,
+        return self._new_batch(
+            "batch_",
+            {
                 "object": "batch",
                 "endpoint": body["endpoint"],
                 "errors": None,
@@ -119,8 +127,8 @@ class FakeBatchServer(FakeOpenAIServer):
                 "created_at": 0,
                 "request_counts": {"total": 0, "completed": 0, "failed": 0},
                 "_provider": "openai",
-            }
-        return web.json_response(self._openai_object(self.batches[batch_id]))
+            },
+        )
 
     async def _openai_retrieve(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["batch_id"])
@@ -159,18 +167,14 @@ class FakeBatchServer(FakeOpenAIServer):
                 error_file_id=error_id,
                 request_counts={"total": len(lines), "completed": len(out), "failed": len(failed)},
             )
-        return web.json_response(self._openai_object(batch))
+        return web.json_response(self._public(batch))
 
     # -- Anthropic ---------------------------------------------------------------------------------
-    def _anthropic_object(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in batch.items() if not k.startswith("_")}
-
     async def _anthropic_create(self, request: web.Request) -> web.Response:
         body = await request.json()
-        with self._lock:
-            batch_id = f"msgbatch_{len(self.batches) + 1}"
-            self.batches[batch_id] = {
-                "id": batch_id,
+        return self._new_batch(
+            "msgbatch_",
+            {
                 "type": "message_batch",
                 "processing_status": "in_progress",
                 "request_counts": {
@@ -188,8 +192,8 @@ class FakeBatchServer(FakeOpenAIServer):
                 "results_url": None,
                 "_requests": body["requests"],
                 "_provider": "anthropic",
-            }
-        return web.json_response(self._anthropic_object(self.batches[batch_id]))
+            },
+        )
 
     async def _anthropic_retrieve(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["batch_id"])
@@ -218,7 +222,7 @@ class FakeBatchServer(FakeOpenAIServer):
                     "expired": 0,
                 },
             )
-        return web.json_response(self._anthropic_object(batch))
+        return web.json_response(self._public(batch))
 
     async def _anthropic_results(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["batch_id"])
