@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -70,6 +71,21 @@ class FakeBatchServer(FakeOpenAIServer):
         with self._lock:
             self._polls[batch_id] = self._polls.get(batch_id, 0) + 1
             return not self.hold.is_set() and self._polls[batch_id] >= self.polls_to_end
+
+    def _retrieve(
+        self,
+        request: web.Request,
+        error: Callable[[int, str], web.Response],
+        status_key: str,
+        finish: Callable[[dict[str, Any]], None],
+    ) -> web.Response:
+        """A batch's status; once it ends (see :meth:`_ended`) ``finish`` answers its items first."""
+        batch = self.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return error(404, "no such batch")
+        if batch[status_key] == "in_progress" and self._ended(batch["id"]):
+            finish(batch)
+        return web.json_response(self._public(batch))
 
     # -- OpenAI -------------------------------------------------------------------------------------
     async def _upload(self, request: web.Request) -> web.Response:
@@ -131,43 +147,41 @@ class FakeBatchServer(FakeOpenAIServer):
         )
 
     async def _openai_retrieve(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None:
-            return self._error(404, "no such batch")
-        if batch["status"] == "in_progress" and self._ended(batch["id"]):
-            lines = [
-                json.loads(x) for x in self.files[batch["input_file_id"]].decode().splitlines() if x.strip()
-            ]
-            out, failed = [], []
-            for n, line in enumerate(lines):
-                status = 500 if self._take_fault() else 200
-                body = (
-                    self.chat_body(line["body"], n)
-                    if status == 200
-                    else {"error": {"message": "injected batch item failure"}}
-                )
-                item = {
-                    "id": f"req_{n}",
-                    "custom_id": line["custom_id"],
-                    "error": None,
-                    "response": {"status_code": status, "request_id": f"r{n}", "body": body},
-                }
-                (out if status == 200 else failed).append(item)
-            with self._lock:
-                self.batch_items += len(out)
-                file_id = f"file-out-{batch['id']}"
-                self.files[file_id] = "".join(json.dumps(o) + "\n" for o in out).encode()
-                error_id = None
-                if failed:  # OpenAI puts the failed requests in a separate error file
-                    error_id = f"file-err-{batch['id']}"
-                    self.files[error_id] = "".join(json.dumps(o) + "\n" for o in failed).encode()
-            batch.update(
-                status="completed",
-                output_file_id=file_id,
-                error_file_id=error_id,
-                request_counts={"total": len(lines), "completed": len(out), "failed": len(failed)},
+        return self._retrieve(request, self._error, "status", self._finish_openai)
+
+    def _finish_openai(self, batch: dict[str, Any]) -> None:
+        lines = [
+            json.loads(x) for x in self.files[batch["input_file_id"]].decode().splitlines() if x.strip()
+        ]
+        out, failed = [], []
+        for n, line in enumerate(lines):
+            status = 500 if self._take_fault() else 200
+            body = (
+                self.chat_body(line["body"], n)
+                if status == 200
+                else {"error": {"message": "injected batch item failure"}}
             )
-        return web.json_response(self._public(batch))
+            item = {
+                "id": f"req_{n}",
+                "custom_id": line["custom_id"],
+                "error": None,
+                "response": {"status_code": status, "request_id": f"r{n}", "body": body},
+            }
+            (out if status == 200 else failed).append(item)
+        with self._lock:
+            self.batch_items += len(out)
+            file_id = f"file-out-{batch['id']}"
+            self.files[file_id] = "".join(json.dumps(o) + "\n" for o in out).encode()
+            error_id = None
+            if failed:  # OpenAI puts the failed requests in a separate error file
+                error_id = f"file-err-{batch['id']}"
+                self.files[error_id] = "".join(json.dumps(o) + "\n" for o in failed).encode()
+        batch.update(
+            status="completed",
+            output_file_id=file_id,
+            error_file_id=error_id,
+            request_counts={"total": len(lines), "completed": len(out), "failed": len(failed)},
+        )
 
     # -- Anthropic ---------------------------------------------------------------------------------
     async def _anthropic_create(self, request: web.Request) -> web.Response:
@@ -196,33 +210,31 @@ class FakeBatchServer(FakeOpenAIServer):
         )
 
     async def _anthropic_retrieve(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None:
-            return self._anthropic_error(404, "no such batch")
-        if batch["processing_status"] == "in_progress" and self._ended(batch["id"]):
-            results = [
-                {
-                    "custom_id": r["custom_id"],
-                    "result": {"type": "succeeded", "message": self.message_body(r["params"], n)},
-                }
-                for n, r in enumerate(batch["_requests"])
-            ]
-            with self._lock:
-                self.batch_items += len(results)
-            batch.update(
-                processing_status="ended",
-                ended_at="2026-01-01T00:01:00Z",
-                _results=results,
-                results_url=f"{self.root_url}/v1/messages/batches/{batch['id']}/results",
-                request_counts={
-                    "processing": 0,
-                    "succeeded": len(results),
-                    "errored": 0,
-                    "canceled": 0,
-                    "expired": 0,
-                },
-            )
-        return web.json_response(self._public(batch))
+        return self._retrieve(request, self._anthropic_error, "processing_status", self._finish_anthropic)
+
+    def _finish_anthropic(self, batch: dict[str, Any]) -> None:
+        results = [
+            {
+                "custom_id": r["custom_id"],
+                "result": {"type": "succeeded", "message": self.message_body(r["params"], n)},
+            }
+            for n, r in enumerate(batch["_requests"])
+        ]
+        with self._lock:
+            self.batch_items += len(results)
+        batch.update(
+            processing_status="ended",
+            ended_at="2026-01-01T00:01:00Z",
+            _results=results,
+            results_url=f"{self.root_url}/v1/messages/batches/{batch['id']}/results",
+            request_counts={
+                "processing": 0,
+                "succeeded": len(results),
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+        )
 
     async def _anthropic_results(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["batch_id"])
