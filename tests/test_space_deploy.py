@@ -163,6 +163,12 @@ class SpaceProcess:
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
+    def client(self) -> Any:
+        """A ``gradio_client`` client of this Space's API."""
+        from gradio_client import Client
+
+        return Client(self.url, verbose=False)
+
     def stop(self, sig: int = signal.SIGTERM) -> float:
         start = time.monotonic()
         self.proc.send_signal(sig)
@@ -173,6 +179,12 @@ class SpaceProcess:
             self.proc.wait()
         self._fh.close()
         return time.monotonic() - start
+
+
+@pytest.fixture
+def responses(tmp_path: Path) -> Path:
+    """A complete submission file of the fixture model (every persona x task)."""
+    return helpers.responses_file(tmp_path / "responses.jsonl")
 
 
 @pytest.fixture
@@ -208,19 +220,16 @@ def _queue_rows(client: Any) -> dict[str, dict[str, Any]]:
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_deployed_space_survives_a_wiped_restart_and_resumes(
-    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]]
+    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], responses: Path
 ) -> None:
-    from gradio_client import Client
-
     from mirage_bench.leaderboard.board import board_rows, load_board
     from mirage_bench.leaderboard.store import SubmissionStore
 
     fake, env = hub_env
     disk = tmp_path / "disk"
-    responses = helpers.responses_file(tmp_path / "responses.jsonl")
     space = SpaceProcess(env, disk, SLOW_JUDGE)
     try:
-        client = Client(space.url, verbose=False)
+        client = space.client()
         for name in ("deploy/first", "deploy/second"):
             assert "Queued as" in _submit(client, responses, name)
         first = next(r for r in SubmissionStore(disk).list_requests() if r.model_name == "deploy/first")
@@ -235,7 +244,7 @@ def test_deployed_space_survives_a_wiped_restart_and_resumes(
     shutil.rmtree(disk)  # a Space restart wipes the local disk
     space = SpaceProcess(env, disk, SLOW_JUDGE, "--no-worker")
     try:
-        queue = _queue_rows(Client(space.url, verbose=False))
+        queue = _queue_rows(space.client())
         assert queue["deploy/first"]["status"] == "RUNNING"
         assert queue["deploy/second"]["status"] == "PENDING"
         assert queue["deploy/second"]["state"] == "queued: position 1 (1 ahead)"
@@ -263,7 +272,7 @@ def test_deployed_space_survives_a_wiped_restart_and_resumes(
     shutil.rmtree(disk)  # once more: the finished board comes back from the Hub alone
     space = SpaceProcess(env, disk, SLOW_JUDGE, "--no-worker")
     try:
-        queue = _queue_rows(Client(space.url, verbose=False))
+        queue = _queue_rows(space.client())
         assert {r["status"] for r in queue.values()} == {"FINISHED"}
         board = board_rows(load_board(disk), judge=SLOW_JUDGE, include_all=True)
         assert {r["model"] for r in board} == {"deploy/first", "deploy/second"}
@@ -275,19 +284,16 @@ def test_deployed_space_survives_a_wiped_restart_and_resumes(
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_login_gated_space_refuses_anonymous_submits_and_labels(
-    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]]
+    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], responses: Path
 ) -> None:
-    from gradio_client import Client
-
     from mirage_bench.leaderboard.store import SubmissionStore
 
     _fake, env = hub_env
     env = {**env, "MIRAGE_REQUIRE_LOGIN": "1"}
     disk = helpers.new_store()
-    responses = helpers.responses_file(tmp_path / "responses.jsonl")
     space = SpaceProcess(env, disk, "scripted", "--no-worker")
     try:
-        client = Client(space.url, verbose=False)
+        client = space.client()
         message = _submit(client, responses, "anon/model")
         assert "Not queued" in message and "log in with Hugging Face" in message
         outputs = client.predict("fixture", "someone", api_name="/annotate_start")
@@ -324,14 +330,13 @@ def _fill_submit(page: Any, path: Path, name: str, contact: str = "") -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_browser_login_gated_submit(
-    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], browser: Any
+    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], browser: Any, responses: Path
 ) -> None:
     from mirage_bench.leaderboard.store import SubmissionStore
 
     _fake, env = hub_env
     env = {**env, "MIRAGE_REQUIRE_LOGIN": "1"}
     disk = tmp_path / "disk"
-    responses = helpers.responses_file(tmp_path / "responses.jsonl")
     space = SpaceProcess(env, disk, "scripted", "--no-worker")
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -359,11 +364,10 @@ def test_browser_login_gated_submit(
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_browser_queue_shows_position_rate_eta_and_survives_a_restart(
-    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], browser: Any
+    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], browser: Any, responses: Path
 ) -> None:
     fake, env = hub_env
     disk = tmp_path / "disk"
-    responses = helpers.responses_file(tmp_path / "responses.jsonl")
     space = SpaceProcess(env, disk, "scripted:simulate,latency=0.2")
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
