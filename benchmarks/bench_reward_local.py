@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timings import print_timings
 from typer.testing import CliRunner
 
 from mirage_bench.backends.base import GenerateParams
@@ -81,10 +82,7 @@ def main() -> None:
     cycle = sum(s for name, s, _ in rows[1:])
     print(f"reward SMOKE-TEST cycle with local (max_tokens={mt}); outputs in {tmp}")
     print("timings only: the base model's answers are not results")
-    print(f"{'stage':40s} {'seconds':>8s}  last output line")
-    for name, seconds, last in rows:
-        print(f"{name:40s} {seconds:8.1f}  {last}")
-    print(f"{'cycle after load':40s} {cycle:8.1f}")
+    print_timings([*rows, ("cycle after load", cycle, "")], first="stage", last="last output line", digits=1)
 
 
 if __name__ == "__main__":

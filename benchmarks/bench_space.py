@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timings import print_timings
+
 
 def _responses(path: Path) -> bytes:
     from mirage_bench.personas import load_personas
@@ -132,10 +134,7 @@ def main() -> None:
         lb.board_view(board, judge=PAPER_JUDGE)
         rows.append(("load board + one view", time.perf_counter() - t, f"{len(board)} rows"))
         rows.extend(_endpoint_rows(Path(tmp)))
-    width = max(len(r[0]) for r in rows)
-    print(f"{'step':<{width}}  {'seconds':>8}  notes")
-    for name, seconds, note in rows:
-        print(f"{name:<{width}}  {seconds:8.3f}  {note}")
+    print_timings(rows)
     print(f"judging vs validation: {rows[2][1] / rows[0][1]:.0f}x slower")
 
 

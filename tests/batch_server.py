@@ -16,14 +16,12 @@ body (the same responder, the same token counts). Items answered in batches are 
 from __future__ import annotations
 
 import json
-import random
 import threading
-import time
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
-from mirage_bench.backends.scripted import example_from_schema
 from tests.openai_server import FakeOpenAIServer
 
 
@@ -64,46 +62,30 @@ class FakeBatchServer(FakeOpenAIServer):
 
     # -- answers, as the online endpoints give them ---------------------------------------------
     def chat_body(self, body: dict[str, Any], n: int) -> dict[str, Any]:
-        text = self.responder(body)
-        prompt_tokens = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
-        completion_tokens = len(text) // 4 + 1
-        return {
-            "id": f"chatcmpl-b{n}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", self.model),
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
+        return self.chat_completion(body, self.responder(body), f"chatcmpl-b{n}")
 
     def message_body(self, body: dict[str, Any], n: int) -> dict[str, Any]:
-        schema = ((body.get("output_config") or {}).get("format") or {}).get("schema")
-        if schema is not None:
-            rng = random.Random(json.dumps(body.get("messages"), sort_keys=True))
-            text = json.dumps(example_from_schema(schema, rng))
-        else:
-            text = "echo: " + str(body["messages"][-1]["content"])[:200]
-        return {
-            "id": f"msg_b{n}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", self.model),
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": len(text) // 4 + 1},
-        }
+        return self.anthropic_message(body, f"msg_b{n}")
 
     def _ended(self, batch_id: str) -> bool:
         with self._lock:
             self._polls[batch_id] = self._polls.get(batch_id, 0) + 1
             return not self.hold.is_set() and self._polls[batch_id] >= self.polls_to_end
+
+    def _retrieve(
+        self,
+        request: web.Request,
+        error: Callable[[int, str], web.Response],
+        status_key: str,
+        finish: Callable[[dict[str, Any]], None],
+    ) -> web.Response:
+        """A batch's status; once it ends (see :meth:`_ended`) ``finish`` answers its items first."""
+        batch = self.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return error(404, "no such batch")
+        if batch[status_key] == "in_progress" and self._ended(batch["id"]):
+            finish(batch)
+        return web.json_response(self._public(batch))
 
     # -- OpenAI -------------------------------------------------------------------------------------
     async def _upload(self, request: web.Request) -> web.Response:
@@ -131,17 +113,25 @@ class FakeBatchServer(FakeOpenAIServer):
             return self._error(404, "no such file")
         return web.Response(body=data, content_type="application/octet-stream")
 
-    def _openai_object(self, batch: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _public(batch: dict[str, Any]) -> dict[str, Any]:
+        """A batch as its provider shows it (without the server's own ``_`` fields)."""
         return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    def _new_batch(self, prefix: str, fields: dict[str, Any]) -> web.Response:
+        """Store a batch ``<prefix><n>`` with ``fields``; the answer shows it."""
+        with self._lock:
+            batch_id = f"{prefix}{len(self.batches) + 1}"
+            self.batches[batch_id] = {"id": batch_id, **fields}
+        return web.json_response(self._public(self.batches[batch_id]))
 
     async def _openai_create(self, request: web.Request) -> web.Response:
         body = await request.json()
         if body.get("input_file_id") not in self.files:
             return self._error(400, "unknown input_file_id")
-        with self._lock:
-            batch_id = f"batch_{len(self.batches) + 1}"
-            self.batches[batch_id] = {
-                "id": batch_id,
+        return self._new_batch(
+            "batch_",
+            {
                 "object": "batch",
                 "endpoint": body["endpoint"],
                 "errors": None,
@@ -153,58 +143,52 @@ class FakeBatchServer(FakeOpenAIServer):
                 "created_at": 0,
                 "request_counts": {"total": 0, "completed": 0, "failed": 0},
                 "_provider": "openai",
-            }
-        return web.json_response(self._openai_object(self.batches[batch_id]))
+            },
+        )
 
     async def _openai_retrieve(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None:
-            return self._error(404, "no such batch")
-        if batch["status"] == "in_progress" and self._ended(batch["id"]):
-            lines = [
-                json.loads(x) for x in self.files[batch["input_file_id"]].decode().splitlines() if x.strip()
-            ]
-            out, failed = [], []
-            for n, line in enumerate(lines):
-                status = 500 if self._take_fault() else 200
-                body = (
-                    self.chat_body(line["body"], n)
-                    if status == 200
-                    else {"error": {"message": "injected batch item failure"}}
-                )
-                item = {
-                    "id": f"req_{n}",
-                    "custom_id": line["custom_id"],
-                    "error": None,
-                    "response": {"status_code": status, "request_id": f"r{n}", "body": body},
-                }
-                (out if status == 200 else failed).append(item)
-            with self._lock:
-                self.batch_items += len(out)
-                file_id = f"file-out-{batch['id']}"
-                self.files[file_id] = "".join(json.dumps(o) + "\n" for o in out).encode()
-                error_id = None
-                if failed:  # OpenAI puts the failed requests in a separate error file
-                    error_id = f"file-err-{batch['id']}"
-                    self.files[error_id] = "".join(json.dumps(o) + "\n" for o in failed).encode()
-            batch.update(
-                status="completed",
-                output_file_id=file_id,
-                error_file_id=error_id,
-                request_counts={"total": len(lines), "completed": len(out), "failed": len(failed)},
+        return self._retrieve(request, self._error, "status", self._finish_openai)
+
+    def _finish_openai(self, batch: dict[str, Any]) -> None:
+        lines = [
+            json.loads(x) for x in self.files[batch["input_file_id"]].decode().splitlines() if x.strip()
+        ]
+        out, failed = [], []
+        for n, line in enumerate(lines):
+            status = 500 if self._take_fault() else 200
+            body = (
+                self.chat_body(line["body"], n)
+                if status == 200
+                else {"error": {"message": "injected batch item failure"}}
             )
-        return web.json_response(self._openai_object(batch))
+            item = {
+                "id": f"req_{n}",
+                "custom_id": line["custom_id"],
+                "error": None,
+                "response": {"status_code": status, "request_id": f"r{n}", "body": body},
+            }
+            (out if status == 200 else failed).append(item)
+        with self._lock:
+            self.batch_items += len(out)
+            file_id = f"file-out-{batch['id']}"
+            self.files[file_id] = "".join(json.dumps(o) + "\n" for o in out).encode()
+            error_id = None
+            if failed:  # OpenAI puts the failed requests in a separate error file
+                error_id = f"file-err-{batch['id']}"
+                self.files[error_id] = "".join(json.dumps(o) + "\n" for o in failed).encode()
+        batch.update(
+            status="completed",
+            output_file_id=file_id,
+            error_file_id=error_id,
+            request_counts={"total": len(lines), "completed": len(out), "failed": len(failed)},
+        )
 
     # -- Anthropic ---------------------------------------------------------------------------------
-    def _anthropic_object(self, batch: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in batch.items() if not k.startswith("_")}
-
     async def _anthropic_create(self, request: web.Request) -> web.Response:
         body = await request.json()
-        with self._lock:
-            batch_id = f"msgbatch_{len(self.batches) + 1}"
-            self.batches[batch_id] = {
-                "id": batch_id,
+        return self._new_batch(
+            "msgbatch_",
+            {
                 "type": "message_batch",
                 "processing_status": "in_progress",
                 "request_counts": {
@@ -222,37 +206,35 @@ class FakeBatchServer(FakeOpenAIServer):
                 "results_url": None,
                 "_requests": body["requests"],
                 "_provider": "anthropic",
-            }
-        return web.json_response(self._anthropic_object(self.batches[batch_id]))
+            },
+        )
 
     async def _anthropic_retrieve(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["batch_id"])
-        if batch is None:
-            return self._anthropic_error(404, "no such batch")
-        if batch["processing_status"] == "in_progress" and self._ended(batch["id"]):
-            results = [
-                {
-                    "custom_id": r["custom_id"],
-                    "result": {"type": "succeeded", "message": self.message_body(r["params"], n)},
-                }
-                for n, r in enumerate(batch["_requests"])
-            ]
-            with self._lock:
-                self.batch_items += len(results)
-            batch.update(
-                processing_status="ended",
-                ended_at="2026-01-01T00:01:00Z",
-                _results=results,
-                results_url=f"{self.root_url}/v1/messages/batches/{batch['id']}/results",
-                request_counts={
-                    "processing": 0,
-                    "succeeded": len(results),
-                    "errored": 0,
-                    "canceled": 0,
-                    "expired": 0,
-                },
-            )
-        return web.json_response(self._anthropic_object(batch))
+        return self._retrieve(request, self._anthropic_error, "processing_status", self._finish_anthropic)
+
+    def _finish_anthropic(self, batch: dict[str, Any]) -> None:
+        results = [
+            {
+                "custom_id": r["custom_id"],
+                "result": {"type": "succeeded", "message": self.message_body(r["params"], n)},
+            }
+            for n, r in enumerate(batch["_requests"])
+        ]
+        with self._lock:
+            self.batch_items += len(results)
+        batch.update(
+            processing_status="ended",
+            ended_at="2026-01-01T00:01:00Z",
+            _results=results,
+            results_url=f"{self.root_url}/v1/messages/batches/{batch['id']}/results",
+            request_counts={
+                "processing": 0,
+                "succeeded": len(results),
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+        )
 
     async def _anthropic_results(self, request: web.Request) -> web.Response:
         batch = self.batches.get(request.match_info["batch_id"])

@@ -197,10 +197,14 @@ class FakeOpenAIServer:
         finally:
             with self._lock:
                 self.in_flight -= 1
+        return web.json_response(self.chat_completion(body, text, f"chatcmpl-{len(self.requests)}"))
+
+    def chat_completion(self, body: dict[str, Any], text: str, completion_id: str) -> dict[str, Any]:
+        """The OpenAI chat completion answering ``body`` with ``text`` (online and in batches)."""
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
         completion_tokens = len(text) // 4 + 1
-        return web.json_response({
-            "id": f"chatcmpl-{len(self.requests)}",
+        return {
+            "id": completion_id,
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", self.model),
@@ -208,38 +212,46 @@ class FakeOpenAIServer:
                          "finish_reason": "stop"}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
-        })
+        }
 
-    async def _admit(self, request: web.Request) -> tuple[dict, tuple[int, float | None, str] | None]:
-        """Record a non-chat request, take its queued fault (if any) and wait the fixed latency."""
-        body = await request.json()
-        with self._lock:
-            self.requests.append(body)
-            fault = self._faults.popleft() if self._faults else None
-        if self.latency_s > 0:
-            await asyncio.sleep(self.latency_s)
-        return body, fault
-
-    async def _anthropic(self, request: web.Request) -> web.Response:
-        body, fault = await self._admit(request)
-        if fault is not None:
-            status, retry_after, message = fault
-            headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else {}
-            return self._anthropic_error(status, message, headers)
-        if self.reject_sampling_params and ("temperature" in body or "top_p" in body):
-            return self._anthropic_error(400, "`temperature` is deprecated for this model.")
+    def anthropic_message(self, body: dict[str, Any], message_id: str) -> dict[str, Any]:
+        """The Anthropic message answering ``body`` (online and in batches): a schema example or an echo."""
         schema = ((body.get("output_config") or {}).get("format") or {}).get("schema")
         if schema is not None:
             rng = random.Random(json.dumps(body.get("messages"), sort_keys=True))
             text = json.dumps(example_from_schema(schema, rng))
         else:
             text = "echo: " + str(body["messages"][-1]["content"])[:200]
-        return web.json_response({
-            "id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant",
+        return {
+            "id": message_id, "type": "message", "role": "assistant",
             "model": body.get("model", self.model), "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": len(json.dumps(body)) // 4, "output_tokens": len(text) // 4 + 1},
-        })
+        }
+
+    async def _admit(
+        self, request: web.Request, error: Callable[..., web.Response], retry_header: str
+    ) -> tuple[dict, web.Response | None]:
+        """Record a non-chat request, wait the fixed latency; a queued fault is answered by ``error``."""
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+            fault = self._faults.popleft() if self._faults else None
+        if self.latency_s > 0:
+            await asyncio.sleep(self.latency_s)
+        if fault is None:
+            return body, None
+        status, retry_after, message = fault
+        headers = {retry_header: f"{retry_after:g}"} if retry_after is not None else {}
+        return body, error(status, message, headers)
+
+    async def _anthropic(self, request: web.Request) -> web.Response:
+        body, failure = await self._admit(request, self._anthropic_error, "retry-after")
+        if failure is not None:
+            return failure
+        if self.reject_sampling_params and ("temperature" in body or "top_p" in body):
+            return self._anthropic_error(400, "`temperature` is deprecated for this model.")
+        return web.json_response(self.anthropic_message(body, f"msg_{len(self.requests)}"))
 
     def _anthropic_error(self, status: int, message: str,
                          headers: dict[str, str] | None = None) -> web.Response:
@@ -260,11 +272,9 @@ class FakeOpenAIServer:
         return [rng.uniform(-1.0, 1.0) for _ in range(self.embedding_dim)]
 
     async def _embeddings(self, request: web.Request) -> web.Response:
-        body, fault = await self._admit(request)
-        if fault is not None:
-            status, retry_after, message = fault
-            headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
-            return self._error(status, message, headers)
+        body, failure = await self._admit(request, self._error, "Retry-After")
+        if failure is not None:
+            return failure
         texts = body.get("input")
         texts = [texts] if isinstance(texts, str) else list(texts or [])
         tokens = sum(len(str(t)) // 4 + 1 for t in texts)

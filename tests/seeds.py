@@ -16,6 +16,10 @@ SEEDS_ENV = "MIRAGE_BENCH_SEEDS_DIR"
 #: The MirageBench paper and the memory-aware reward-modeling paper.
 PAPER_000 = "000_486715025b63fedc.txt"
 PAPER_003 = "003_344050d644d0732c.txt"
+#: The six task ids in the order App. G.1 of the MirageBench paper prints their prompts.
+G1_TASK_ORDER = (
+    "dating_profile", "weekend_itinerary", "rec_letter", "birthday_gift", "apartment", "stress_source"
+)
 #: Skip reason for tests that need the full seed text.
 SKIP_REASON = f"seed paper not found: set {SEEDS_ENV} to the folder holding the seed *.txt files"
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 from mirage_bench.instruments.launch import judge_file, start_run
 from mirage_bench.runs import RunDir
 from tests.batch_server import FakeBatchServer
+from tests.helpers_runs import cli_process
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = dict(personas="2", tasks="apartment,rec_letter", stages="task,judge", progress=False)
@@ -78,30 +77,9 @@ def test_batch_run_resumes_by_id_after_kill(server: FakeBatchServer, tmp_path: P
     server.hold.set()  # batches stay in progress: the process is killed while it polls
     out = tmp_path / "batch"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MIRAGE_BATCH_POLL_S": "0.05"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mirage_bench.cli",
-            "run",
-            "--model",
-            spec,
-            "--judge",
-            judge,
-            "--personas",
-            "2",
-            "--tasks",
-            "apartment,rec_letter",
-            "--out",
-            str(out),
-            "--batch",
-            "--no-progress",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    args = ["run", "--model", spec, "--judge", judge, "--personas", "2", "--tasks", "apartment,rec_letter",
+            "--out", str(out), "--batch", "--no-progress"]
+    proc = cli_process(args, cwd=ROOT, env=env)
     try:
         deadline = time.monotonic() + 60
         while not ((out / "batches.jsonl").exists() and _log(out)):

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from mirage_bench.cli import app
 from mirage_bench.cost import count_tokens, estimate_run, load_price_table, lookup_price
-from mirage_bench.instruments.launch import start_run
 from mirage_bench.runs import RunDir
+from tests.helpers_runs import scripted_run
 from tests.openai_fixtures import openai_server  # noqa: F401
 from tests.openai_server import FakeOpenAIServer
 
@@ -94,16 +94,8 @@ def test_estimate_counts_the_rendered_prompts() -> None:
 
 
 def test_manifest_records_tokens_and_cost_per_stage(tmp_path: Path) -> None:
-    run_dir, _ = start_run(
-        model="scripted",
-        judge="scripted",
-        personas="2",
-        tasks="apartment",
-        stages="task,judge,probe,accum",
-        out=tmp_path / "run",
-        model_price=(1.0, 2.0),
-        judge_price=(3.0, 4.0),
-    )
+    run = dict(personas="2", stages="task,judge,probe,accum", model_price=(1.0, 2.0), judge_price=(3.0, 4.0))
+    run_dir, _ = scripted_run(tmp_path / "run", **run)
     manifest = RunDir(run_dir).read_manifest()
     stages = manifest.usage_by_stage
     assert set(stages) >= {"task", "self_audit", "judge", "probe", "probe_judge"}
@@ -120,16 +112,7 @@ def test_manifest_records_tokens_and_cost_per_stage(tmp_path: Path) -> None:
         )
         assert u["input_tokens"] > 0
     before = json.loads((Path(run_dir) / "manifest.json").read_text())["usage_by_stage"]
-    start_run(  # resume: nothing left to do, totals unchanged
-        model="scripted",
-        judge="scripted",
-        personas="2",
-        tasks="apartment",
-        stages="task,judge,probe,accum",
-        out=tmp_path / "run",
-        model_price=(1.0, 2.0),
-        judge_price=(3.0, 4.0),
-    )
+    scripted_run(tmp_path / "run", **run)  # resume: nothing left to do, totals unchanged
     after = RunDir(run_dir).read_manifest().usage_by_stage
     assert {k: (v["input_tokens"], v["output_tokens"]) for k, v in after.items()} == {
         k: (v["input_tokens"], v["output_tokens"]) for k, v in before.items()

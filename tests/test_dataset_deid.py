@@ -15,6 +15,7 @@ from dataset_builder.detectors import ENTITY_KINDS, SpacyRecognizer, find_patter
 from dataset_builder.pairs import assign_splits
 from dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, markdown_table
 from dataset_builder.preferences import PreferenceFormatError, RawPreferenceRecord, load_raw_preferences
+from tests.helpers_records import raw_preference_record
 
 FIX = Path(__file__).parent / "fixtures" / "dataset"
 CORPUS = FIX / "planted_pii_corpus.jsonl"
@@ -31,20 +32,7 @@ def corpus():
 
 
 def _record(**overrides: object) -> RawPreferenceRecord:
-    base = dict(
-        record_id="x1",
-        participant_id="PROLIFIC_5f00aa",
-        query="What should I cook tonight?",
-        retrieved_memories=["The user likes pasta."],
-        response_with_memory="Make pasta.",
-        response_without_memory="Make soup.",
-        generator="gpt-5.2",
-        regime="ordinary",
-        memory_position="A",
-        preference="A_much_better",
-    )
-    base.update(overrides)
-    return RawPreferenceRecord.model_validate(base)
+    return raw_preference_record(**overrides)
 
 
 def _texts(

@@ -26,6 +26,7 @@ from dataset_builder.pii_eval import (
 )
 from dataset_builder.preferences import RawPreferenceRecord
 from mirage_bench.cli import app
+from tests.helpers_records import raw_preference_record
 
 FIX = Path(__file__).parent / "fixtures" / "dataset"
 ROOT = FIX.parent.parent.parent
@@ -67,20 +68,7 @@ class FixedNer:
 
 
 def _record(rid: str = "r1", pid: str = "p1", **texts: object) -> RawPreferenceRecord:
-    base: dict[str, object] = dict(
-        record_id=rid,
-        participant_id=pid,
-        query="What should I cook tonight?",
-        retrieved_memories=["The user likes pasta."],
-        response_with_memory="Make pasta.",
-        response_without_memory="Make soup.",
-        generator="gpt-5.2",
-        regime="ordinary",
-        memory_position="A",
-        preference="A_much_better",
-    )
-    base.update(texts)
-    return RawPreferenceRecord.model_validate(base)
+    return raw_preference_record(record_id=rid, participant_id=pid, **texts)
 
 
 @pytest.mark.parametrize(
@@ -104,6 +92,12 @@ def _record(rid: str = "r1", pid: str = "p1", **texts: object) -> RawPreferenceR
         ("post it to SW1A 1AA please", "LOCATION", "SW1A 1AA"),
         ("the flat at 4/18 king st is damp", "LOCATION", "4/18 king st"),
         ("my friend maria lopez is coming", "PERSON", "maria lopez"),
+        # the contextual recognizers (places and organisations named by their context)
+        ("we moved to round rock last year", "LOCATION", "round rock"),
+        ("she lives in didsbury now", "LOCATION", "didsbury"),
+        ("he works at the co-op bank", "ORGANIZATION", "co-op bank"),
+        ("my son goes to maple grove elementary", "ORGANIZATION", "maple grove elementary"),
+        ("a job at ridgeway motors", "ORGANIZATION", "ridgeway motors"),
     ],
 )
 def test_patterns_find_memory_style_identifiers(text: str, kind: str, surface: str) -> None:
@@ -117,6 +111,8 @@ def test_patterns_find_memory_style_identifiers(text: str, kind: str, surface: s
         "I walked 5 miles down the road.",
         "My manager is great.",
         "Paid 1200 in 2025.",
+        "he goes to the local high school",  # the contextual recognizers need a place or organisation
+        "I ran in the rain today",
     ],
 )
 def test_patterns_leave_ordinary_text_alone(text: str) -> None:
@@ -303,25 +299,6 @@ def test_public_mentions(text: str, surface: str, public: bool) -> None:
 
     start = text.index(surface)
     assert public_mention(surface, text, start, start + len(surface)) is public
-
-
-@pytest.mark.parametrize(
-    ("text", "kind", "surface"),
-    [
-        ("we moved to round rock last year", "LOCATION", "round rock"),
-        ("she lives in didsbury now", "LOCATION", "didsbury"),
-        ("he works at the co-op bank", "ORGANIZATION", "co-op bank"),
-        ("my son goes to maple grove elementary", "ORGANIZATION", "maple grove elementary"),
-        ("a job at ridgeway motors", "ORGANIZATION", "ridgeway motors"),
-    ],
-)
-def test_contextual_recognizers(text: str, kind: str, surface: str) -> None:
-    assert (kind, surface) in [(e.kind, e.text) for e in find_patterns(text)]
-
-
-@pytest.mark.parametrize("text", ["he goes to the local high school", "I ran in the rain today"])
-def test_contextual_recognizers_leave_ordinary_text_alone(text: str) -> None:
-    assert find_patterns(text) == []
 
 
 def test_detectors_do_not_match_placeholders_again() -> None:

@@ -22,6 +22,7 @@ from mirage_bench.instruments.simulate import SimulatedResponder, simulated_back
 from mirage_bench.personas import load_personas
 from mirage_bench.runs import CLAIM_COLUMNS, RunDir, RunMismatchError, load_claims
 from mirage_bench.types import LABELS, Accuracy
+from tests.helpers_runs import CLI, cli_process, scripted_run
 
 FAST = {"backoff_base_s": 0.001, "backoff_max_s": 0.01}
 REPO = Path(__file__).resolve().parents[1]
@@ -63,33 +64,14 @@ def test_full_run_with_faults_then_zero_calls_on_rerun(tmp_path: Path) -> None:
 
 def _cli_run(out: Path, personas: str = "8") -> list[str]:
     spec = "scripted:simulate,latency=0.03,faults=0.03,kinds=rate_limit+server_error"
-    return [
-        sys.executable,
-        "-m",
-        "mirage_bench.cli",
-        "run",
-        "--model",
-        spec,
-        "--judge",
-        spec,
-        "--personas",
-        personas,
-        "--stages",
-        "task,judge,probe",
-        "--concurrency",
-        "4",
-        "--out",
-        str(out),
-        "--no-progress",
-    ]
+    return ["run", "--model", spec, "--judge", spec, "--personas", personas, "--stages", "task,judge,probe",
+            "--concurrency", "4", "--out", str(out), "--no-progress"]
 
 
 def test_resume_after_sigkill_equals_uninterrupted_run(tmp_path: Path) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     killed, clean = tmp_path / "killed", tmp_path / "clean"
-    proc = subprocess.Popen(
-        _cli_run(killed), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    proc = cli_process(_cli_run(killed), cwd=REPO, env=env, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     responses = killed / "responses.jsonl"
     while time.monotonic() < deadline:
@@ -107,7 +89,7 @@ def test_resume_after_sigkill_equals_uninterrupted_run(tmp_path: Path) -> None:
         fh.write('{"schema_version": 1, "model": "tor')
     for target in (killed, clean):
         result = subprocess.run(
-            _cli_run(target), cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+            [*CLI, *_cli_run(target)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
         )
         assert result.returncode == 0, result.stderr
     manifest = json.loads((killed / "manifest.json").read_text())
@@ -123,9 +105,9 @@ def test_resume_after_sigkill_equals_uninterrupted_run(tmp_path: Path) -> None:
 
 def test_refuses_to_resume_a_different_run(tmp_path: Path) -> None:
     out = tmp_path / "r"
-    start_run(model="scripted", judge="scripted", personas="1", tasks="apartment", out=out)
+    scripted_run(out, personas="1")
     with pytest.raises(RunMismatchError, match="personas"):
-        start_run(model="scripted", judge="scripted", personas="2", tasks="apartment", out=out)
+        scripted_run(out, personas="2")
     runner = CliRunner()
     result = runner.invoke(
         app,
@@ -150,7 +132,7 @@ def test_refuses_to_resume_a_different_run(tmp_path: Path) -> None:
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(FileExistsError):
-        start_run(model="scripted", judge="scripted", personas="1", tasks="apartment", out=tmp_path / "other")
+        scripted_run(tmp_path / "other", personas="1")
     assert (tmp_path / "other" / "notes.txt").read_text() == "mine"
 
 
@@ -253,12 +235,8 @@ def test_parse_and_call_failures_are_counted_and_excluded(tmp_path: Path) -> Non
             return BackendError("400: flagged by the content filter", retryable=False, status_code=400)
         return sim(messages, params)
 
-    run_dir, summary = start_run(
-        model="scripted",
-        judge="scripted:custom",
-        personas="3",
-        tasks="apartment",
-        out=tmp_path / "f",
+    run_dir, summary = scripted_run(
+        tmp_path / "f", judge="scripted:custom", personas="3",
         backends=(simulated_backend(), ScriptedBackend(judge)),
     )
     statuses = {j.persona_id: j.status for j in RunDir(run_dir).read("judgments")}
@@ -292,14 +270,8 @@ def test_jsonl_store_keeps_last_record_and_compacts(tmp_path: Path) -> None:
 
 
 def test_all_four_stages(tmp_path: Path) -> None:
-    run_dir, summary = start_run(
-        model="scripted",
-        judge="scripted",
-        personas="seed_001,seed_006",
-        tasks="apartment",
-        stages="accum,probe,judge,task",
-        out=tmp_path / "a",
-    )
+    stages = "accum,probe,judge,task"
+    run_dir, summary = scripted_run(tmp_path / "a", personas="seed_001,seed_006", stages=stages)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["stages"] == ["task", "judge", "probe", "accum"]
     assert {"accum_update", "accum_update_prune_control", "probe"} <= set(manifest["prompt_sha256"])

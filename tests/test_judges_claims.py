@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from mirage_bench.backends.scripted import ScriptedBackend
 from mirage_bench.cli import app
@@ -15,6 +15,11 @@ from mirage_bench.judges.config import load_judge_config
 from mirage_bench.types import Message
 
 runner = CliRunner()
+
+
+def judge_claims(claims: Path, out: Path, *options: str) -> Result:
+    """``mirage-bench judge-claims --claims CLAIMS OPTIONS --out OUT`` through the CLI runner."""
+    return runner.invoke(app, ["judge-claims", "--claims", str(claims), *options, "--out", str(out)])
 
 
 def write_claims(path: Path) -> Path:
@@ -59,20 +64,7 @@ def test_claim_prompt_is_what_the_annotator_sees(tmp_path: Path) -> None:
 def test_judge_claims_command_labels_a_claims_file(tmp_path: Path) -> None:
     claims = write_claims(tmp_path / "claims.jsonl")
     out = tmp_path / "labels.jsonl"
-    result = runner.invoke(
-        app,
-        [
-            "judge-claims",
-            "--claims",
-            str(claims),
-            "--judge-config",
-            "paper",
-            "--judge",
-            "scripted",
-            "--out",
-            str(out),
-        ],
-    )
+    result = judge_claims(claims, out, "--judge-config", "paper", "--judge", "scripted")
     assert result.exit_code == 0, result.output
     assert "3 claims: 3 labelled, 0 parse failure(s)" in result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -133,23 +125,10 @@ def test_bad_claims_files_are_clear_errors(tmp_path: Path) -> None:
         '"persona_id": "nobody", "task_id": "apartment"}\n',
         encoding="utf-8",
     )
-    result = runner.invoke(
-        app, ["judge-claims", "--claims", str(bad), "--judge", "scripted", "--out", str(tmp_path / "o.jsonl")]
-    )
+    result = judge_claims(bad, tmp_path / "o.jsonl", "--judge", "scripted")
     assert result.exit_code == 2
     assert "3 invalid line(s)" in result.output and "needs revealed_facts or persona_id" in result.output
-    result = runner.invoke(
-        app,
-        [
-            "judge-claims",
-            "--claims",
-            str(bad),
-            "--judge-config",
-            "typo.yaml",
-            "--out",
-            str(tmp_path / "o.jsonl"),
-        ],
-    )
+    result = judge_claims(bad, tmp_path / "o.jsonl", "--judge-config", "typo.yaml")
     assert result.exit_code == 2 and "judge config file 'typo.yaml' not found" in result.output
 
 
@@ -166,9 +145,7 @@ def test_a_new_judge_is_validated_against_annotate_tab_labels(tmp_path: Path) ->
         )
     )
     out = tmp_path / "labels.jsonl"
-    result = runner.invoke(
-        app, ["judge-claims", "--claims", str(sample), "--judge", "scripted", "--out", str(out)]
-    )
+    result = judge_claims(sample, out, "--judge", "scripted")
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["agreement", str(out), str(human), "--json", "--resamples", "0"])
     assert result.exit_code == 0, result.output
@@ -179,27 +156,12 @@ def test_a_new_judge_is_validated_against_annotate_tab_labels(tmp_path: Path) ->
 
 def test_cross_judge_on_a_runs_claims(tmp_path: Path) -> None:
     """A second judge labels a run's claims.parquet; agreement joins it with the run's own labels."""
-    from mirage_bench.instruments.launch import start_run
+    from tests.helpers_runs import scripted_run
 
-    run_dir, _ = start_run(
-        model="scripted", judge="scripted", personas="2", tasks="apartment", out=tmp_path / "r"
-    )
+    run_dir, _ = scripted_run(tmp_path / "r", personas="2")
     claims = run_dir / "claims.parquet"
     out = tmp_path / "second.jsonl"
-    result = runner.invoke(
-        app,
-        [
-            "judge-claims",
-            "--claims",
-            str(claims),
-            "--judge-config",
-            "local",
-            "--judge",
-            "scripted:simulate,leniency=0.1",
-            "--out",
-            str(out),
-        ],
-    )
+    result = judge_claims(claims, out, "--judge-config", "local", "--judge", "scripted:simulate,leniency=0.1")
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["agreement", str(out), str(claims), "--json", "--resamples", "50"])
     assert result.exit_code == 0, result.output
@@ -215,17 +177,6 @@ def test_a_bad_key_stops_judge_claims_with_exit_3(tmp_path: Path) -> None:
 
     claims = write_claims(tmp_path / "claims.jsonl")
     with FakeOpenAIServer(api_key="the-right-key") as server:
-        result = runner.invoke(
-            app,
-            [
-                "judge-claims",
-                "--claims",
-                str(claims),
-                "--judge",
-                f"openai:judge@{server.base_url}",
-                "--out",
-                str(tmp_path / "o.jsonl"),
-            ],
-        )
+        result = judge_claims(claims, tmp_path / "o.jsonl", "--judge", f"openai:judge@{server.base_url}")
     assert result.exit_code == 3, result.output
     assert "error:" in result.output and "re-run to resume" in result.output

@@ -21,6 +21,7 @@ from mirage_bench.judges.config import (
     load_judge_config,
 )
 from mirage_bench.runs import RunDir, RunMismatchError
+from tests.helpers_runs import scripted_run
 
 runner = CliRunner()
 
@@ -94,14 +95,7 @@ def test_run_uses_the_configs_decoding_and_records_it(tmp_path: Path) -> None:
     assert manifest.settings["judge_max_tokens"] == 777
     # the same directory with another judge config is another run
     with pytest.raises(RunMismatchError, match="settings"):
-        start_run(
-            model="scripted",
-            judge_config="paper",
-            judge="scripted:simulate",
-            personas="1",
-            tasks="apartment",
-            out=tmp_path / "run",
-        )
+        scripted_run(tmp_path / "run", judge_config="paper", judge="scripted:simulate", personas="1")
 
 
 def test_cli_judge_config_on_run_and_judge(tmp_path: Path) -> None:

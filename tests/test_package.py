@@ -7,6 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import mirage_bench
@@ -14,6 +15,19 @@ from mirage_bench.cli import app
 from mirage_bench.paths import cards_dir, prompts_dir
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this checkout (a non-editable build), built once for the module."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
+         str(ROOT)],
+        check=True,
+    )
+    (built,) = out.glob("mirage_bench-*.whl")
+    return built
 
 
 def test_version_command_prints_package_version() -> None:
@@ -34,14 +48,8 @@ def test_resource_folders_resolve_in_a_checkout() -> None:
     assert cards_dir() == ROOT / "cards"
 
 
-def test_wheel_carries_prompts_cards_and_data(tmp_path: Path) -> None:
+def test_wheel_carries_prompts_cards_and_data(wheel: Path) -> None:
     """A non-editable install must still find prompts/ and cards/ (force-included in the wheel)."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
-         str(ROOT)],
-        check=True,
-    )
-    (wheel,) = tmp_path.glob("mirage_bench-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     prompts = {p.name for p in (ROOT / "prompts").glob("*.txt")}
     assert prompts, "no prompt templates in the checkout"
@@ -98,14 +106,8 @@ def test_every_command_help_has_an_example() -> None:
     assert not missing, f"commands without an example in their help: {missing}"
 
 
-def test_wheel_installs_only_mirage_bench_with_license_and_metadata(tmp_path: Path) -> None:
+def test_wheel_installs_only_mirage_bench_with_license_and_metadata(wheel: Path) -> None:
     """No generic top-level packages (space, submissions, dataset_builder) in site-packages."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
-         str(ROOT)],
-        check=True,
-    )
-    (wheel,) = tmp_path.glob("mirage_bench-*.whl")
     archive = zipfile.ZipFile(wheel)
     names = archive.namelist()
     dist = f"mirage_bench-{mirage_bench.__version__}.dist-info"

@@ -18,19 +18,12 @@ import pytest
 
 from mirage_bench.prompts import TEMPLATE_PROVENANCE, list_templates, load_template
 from mirage_bench.types import LABELS, Accuracy
-from tests.seeds import SKIP_REASON, seed_path
+from tests.seeds import G1_TASK_ORDER, SKIP_REASON, seed_path
 
 HERE = Path(__file__).resolve().parent
 SEED = seed_path() or Path(SKIP_REASON)  # a path that is not a file when the seed is absent
 EXCERPT = HERE / "fixtures" / "prompts" / "seed_000_excerpt.txt"
-TASK_IDS_G1_ORDER = (
-    "dating_profile",
-    "weekend_itinerary",
-    "rec_letter",
-    "birthday_gift",
-    "apartment",
-    "stress_source",
-)
+TASK_IDS_G1_ORDER = G1_TASK_ORDER
 MEMORY_SCHEMATIC = (
     "{observed: [...], preferences: [...], personality_traits: [...], "
     "demographics: [...], predictions: [...]}"

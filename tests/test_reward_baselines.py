@@ -10,20 +10,10 @@ import pytest
 from mirage_bench.backends.scripted import ScriptedBackend
 from mirage_bench.client import Client, ClientConfig
 from mirage_bench.reward.baselines import judge_pairs, vote
-from mirage_bench.reward.data import PreferencePair
 from mirage_bench.reward.rubric import Rubric, RubricDimension
+from tests.helpers_records import synthetic_pair
 
-PAIR = PreferencePair(
-    pair_id="synthetic_1",
-    participant_id="synthetic_u1",
-    query="q",
-    memories=["m"],
-    response_memory="MEMORY-RESPONSE",
-    response_no_memory="PLAIN-RESPONSE",
-    generator="g",
-    preference="memory_much_better",
-    source="synthetic",
-)
+PAIR = synthetic_pair(response_memory="MEMORY-RESPONSE", response_no_memory="PLAIN-RESPONSE")
 RUBRIC = Rubric(dimensions=[RubricDimension(key="k", name="K", description="d", memory_dependent=True)])
 
 

@@ -17,22 +17,13 @@ from mirage_bench.reward.data import (
     scored_pairs,
     write_jsonl,
 )
+from tests.helpers_records import synthetic_pair
 
 FIX = Path(__file__).parent / "fixtures" / "reward"
 
 
 def _pair(pid: str, pref: str | None) -> PreferencePair:
-    return PreferencePair(
-        pair_id=pid,
-        participant_id="synthetic_u1",
-        query="q",
-        memories=["m"],
-        response_memory="a",
-        response_no_memory="b",
-        generator="g",
-        preference=pref,
-        source="synthetic",
-    )
+    return synthetic_pair(pair_id=pid, preference=pref)
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,9 @@ class Served:
         return SubmissionStore(self.store_root)
 
 
+#: The labels the annotation keys a, b, c, d give, in that order.
+KEY_LABELS = ["GROUNDED", "INFERRED_REASONABLE", "INFERRED_STEREOTYPE", "FABRICATED"]
+
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
     from space.app import SpaceConfig, launch
@@ -252,12 +255,7 @@ def test_api_annotation_flow_never_returns_hidden_fields(served: Served, client:
         for hidden in helpers.HIDDEN:
             assert hidden not in payload, (hidden, payload)
     labels = served.store().read_labels("fixture", "api-annotator")
-    assert [r["human_label"] for r in labels] == [
-        "GROUNDED",
-        "INFERRED_REASONABLE",
-        "INFERRED_STEREOTYPE",
-        "FABRICATED",
-    ]
+    assert [r["human_label"] for r in labels] == KEY_LABELS
 
 
 # -- Browser (Playwright + Debian chromium) --------------------------------------------------------
@@ -267,13 +265,7 @@ FIRST_MODEL = "#leaderboard-table [data-testid='cell-0-1']"
 
 @pytest.fixture(scope="module")
 def page(served: Served) -> Iterator[Any]:
-    executable = helpers.chromium_path()
-    if executable is None:
-        pytest.skip("chromium is not installed (make test installs it: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (extra dev) is not installed")
-    helpers.ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=helpers.CHROMIUM_ARGS)
+    with helpers.chromium() as browser:
         pg = browser.new_page(viewport={"width": 1400, "height": 1000})
         pg.bodies = []  # every text response body the page received
 
@@ -290,7 +282,6 @@ def page(served: Served) -> Iterator[Any]:
         pg.goto(served.url, wait_until="load")
         pg.wait_for_selector(FIRST_MODEL, timeout=30_000)
         yield pg
-        browser.close()
 
 
 def _tab(page: Any, name: str) -> None:
@@ -403,12 +394,7 @@ def test_browser_annotation_keys_advance_and_hide_the_judge(page: Any, served: S
             assert hidden not in html, hidden
     assert "Batch complete" in page.locator("#annotate-status").inner_text()
     labels = served.store().read_labels("fixture", "ui-annotator")
-    assert [r["human_label"] for r in labels] == [
-        "GROUNDED",
-        "INFERRED_REASONABLE",
-        "INFERRED_STEREOTYPE",
-        "FABRICATED",
-    ]
+    assert [r["human_label"] for r in labels] == KEY_LABELS
     for body in page.bodies:
         for hidden in helpers.HIDDEN:
             assert hidden not in body, hidden

@@ -6,14 +6,12 @@ position / rate / ETA, the board and queue after a restart).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -23,15 +21,11 @@ from typing import Any
 import pytest
 import yaml
 
-_spec = importlib.util.spec_from_file_location(
-    "space_helpers", Path(__file__).parent / "browser" / "helpers.py"
-)
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
+from tests.browser import helpers
+from tests.fixtures.dataset.fake_hub import FakeHub
+from tests.helpers_runs import CLI
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "dataset"))
-from fake_hub import FakeHub  # noqa: E402
 
 REQUESTS = "fixture-org/space-requests"
 RESULTS = "fixture-org/space-results"
@@ -106,7 +100,7 @@ def test_space_refuses_to_start_with_a_judge_it_cannot_load(tmp_path: Path) -> N
     env["PYTHONPATH"] = str(ROOT)
     port = helpers.free_port()
     proc = subprocess.run(
-        [sys.executable, "-m", "mirage_bench.cli", "space", "--port", str(port),
+        [*CLI, "space", "--port", str(port),
          "--store", str(tmp_path / "s"), "--judge", "openai:gpt-4o-mini"],
         env=env, capture_output=True, text=True, timeout=120, cwd=ROOT,
     )
@@ -124,7 +118,7 @@ def test_space_refuses_to_start_when_its_hub_store_cannot_be_read(tmp_path: Path
     env.update(PYTHONPATH=str(ROOT), MIRAGE_HUB_REPO="org/lb", HF_ENDPOINT=f"http://127.0.0.1:{nowhere}",
                HF_TOKEN="hf_fixtureTokenNotReal123", HF_HOME=str(tmp_path / "hf"))
     proc = subprocess.run(
-        [sys.executable, "-m", "mirage_bench.cli", "space", "--port", str(helpers.free_port()),
+        [*CLI, "space", "--port", str(helpers.free_port()),
          "--store", str(tmp_path / "s"), "--judge", "scripted"],
         env=env, capture_output=True, text=True, timeout=120, cwd=ROOT,
     )
@@ -151,7 +145,7 @@ class SpaceProcess:
         self.port = helpers.free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log = store.parent / f"space-{self.port}.log"
-        cmd = [sys.executable, "-m", "mirage_bench.cli", "space", "--host", "127.0.0.1",
+        cmd = [*CLI, "space", "--host", "127.0.0.1",
                "--port", str(self.port), "--store", str(store), "--judge", judge, *extra]
         self._fh = self.log.open("wb")
         self.proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=self._fh, stderr=subprocess.STDOUT)
@@ -169,6 +163,12 @@ class SpaceProcess:
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
+    def client(self) -> Any:
+        """A ``gradio_client`` client of this Space's API."""
+        from gradio_client import Client
+
+        return Client(self.url, verbose=False)
+
     def stop(self, sig: int = signal.SIGTERM) -> float:
         start = time.monotonic()
         self.proc.send_signal(sig)
@@ -182,24 +182,18 @@ class SpaceProcess:
 
 
 @pytest.fixture
+def responses(tmp_path: Path) -> Path:
+    """A complete submission file of the fixture model (every persona x task)."""
+    return helpers.responses_file(tmp_path / "responses.jsonl")
+
+
+@pytest.fixture
 def hub_env(tmp_path: Path) -> Iterator[tuple[FakeHub, dict[str, str]]]:
-    offline = {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"}
     with FakeHub() as fake:
-        env = {k: v for k, v in os.environ.items() if k not in offline}
-        env.update(
-            HF_ENDPOINT=fake.url,
-            HF_TOKEN="hf_fixtureTokenNotReal123",
-            HF_HOME=str(tmp_path / "hf-home"),
-            HF_HUB_DISABLE_XET="1",
-            HF_HUB_DISABLE_TELEMETRY="1",
-            HF_HUB_DISABLE_PROGRESS_BARS="1",
-            GRADIO_ANALYTICS_ENABLED="False",
-            MIRAGE_REQUESTS_REPO=REQUESTS,
-            MIRAGE_RESULTS_REPO=RESULTS,
-            MIRAGE_HUB_COMMIT_INTERVAL_S="0.5",
-            PYTHONPATH=str(ROOT),
+        yield fake, helpers.hub_env(
+            fake.url, tmp_path / "hf-home", REQUESTS, RESULTS,
+            HF_TOKEN="hf_fixtureTokenNotReal123", GRADIO_ANALYTICS_ENABLED="False",
         )
-        yield fake, env
 
 
 def _submit(client: Any, path: Path, name: str, contact: str = "ci@x.org") -> str:
@@ -226,19 +220,16 @@ def _queue_rows(client: Any) -> dict[str, dict[str, Any]]:
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_deployed_space_survives_a_wiped_restart_and_resumes(
-    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]]
+    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], responses: Path
 ) -> None:
-    from gradio_client import Client
-
     from mirage_bench.leaderboard.board import board_rows, load_board
     from mirage_bench.leaderboard.store import SubmissionStore
 
     fake, env = hub_env
     disk = tmp_path / "disk"
-    responses = helpers.responses_file(tmp_path / "responses.jsonl")
     space = SpaceProcess(env, disk, SLOW_JUDGE)
     try:
-        client = Client(space.url, verbose=False)
+        client = space.client()
         for name in ("deploy/first", "deploy/second"):
             assert "Queued as" in _submit(client, responses, name)
         first = next(r for r in SubmissionStore(disk).list_requests() if r.model_name == "deploy/first")
@@ -253,7 +244,7 @@ def test_deployed_space_survives_a_wiped_restart_and_resumes(
     shutil.rmtree(disk)  # a Space restart wipes the local disk
     space = SpaceProcess(env, disk, SLOW_JUDGE, "--no-worker")
     try:
-        queue = _queue_rows(Client(space.url, verbose=False))
+        queue = _queue_rows(space.client())
         assert queue["deploy/first"]["status"] == "RUNNING"
         assert queue["deploy/second"]["status"] == "PENDING"
         assert queue["deploy/second"]["state"] == "queued: position 1 (1 ahead)"
@@ -281,7 +272,7 @@ def test_deployed_space_survives_a_wiped_restart_and_resumes(
     shutil.rmtree(disk)  # once more: the finished board comes back from the Hub alone
     space = SpaceProcess(env, disk, SLOW_JUDGE, "--no-worker")
     try:
-        queue = _queue_rows(Client(space.url, verbose=False))
+        queue = _queue_rows(space.client())
         assert {r["status"] for r in queue.values()} == {"FINISHED"}
         board = board_rows(load_board(disk), judge=SLOW_JUDGE, include_all=True)
         assert {r["model"] for r in board} == {"deploy/first", "deploy/second"}
@@ -293,19 +284,16 @@ def test_deployed_space_survives_a_wiped_restart_and_resumes(
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_login_gated_space_refuses_anonymous_submits_and_labels(
-    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]]
+    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], responses: Path
 ) -> None:
-    from gradio_client import Client
-
     from mirage_bench.leaderboard.store import SubmissionStore
 
     _fake, env = hub_env
     env = {**env, "MIRAGE_REQUIRE_LOGIN": "1"}
     disk = helpers.new_store()
-    responses = helpers.responses_file(tmp_path / "responses.jsonl")
     space = SpaceProcess(env, disk, "scripted", "--no-worker")
     try:
-        client = Client(space.url, verbose=False)
+        client = space.client()
         message = _submit(client, responses, "anon/model")
         assert "Not queued" in message and "log in with Hugging Face" in message
         outputs = client.predict("fixture", "someone", api_name="/annotate_start")
@@ -321,15 +309,8 @@ def test_login_gated_space_refuses_anonymous_submits_and_labels(
 # -- Browser ----------------------------------------------------------------------------------------
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    executable = helpers.chromium_path()
-    if executable is None:
-        pytest.skip("chromium is not installed (make test installs it: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (extra dev) is not installed")
-    helpers.ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=executable, args=helpers.CHROMIUM_ARGS)
+    with helpers.chromium() as b:
         yield b
-        b.close()
 
 
 def _fill_submit(page: Any, path: Path, name: str, contact: str = "") -> None:
@@ -349,14 +330,13 @@ def _fill_submit(page: Any, path: Path, name: str, contact: str = "") -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_browser_login_gated_submit(
-    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], browser: Any
+    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], browser: Any, responses: Path
 ) -> None:
     from mirage_bench.leaderboard.store import SubmissionStore
 
     _fake, env = hub_env
     env = {**env, "MIRAGE_REQUIRE_LOGIN": "1"}
     disk = tmp_path / "disk"
-    responses = helpers.responses_file(tmp_path / "responses.jsonl")
     space = SpaceProcess(env, disk, "scripted", "--no-worker")
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -384,11 +364,10 @@ def test_browser_login_gated_submit(
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_browser_queue_shows_position_rate_eta_and_survives_a_restart(
-    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], browser: Any
+    tmp_path: Path, hub_env: tuple[FakeHub, dict[str, str]], browser: Any, responses: Path
 ) -> None:
     fake, env = hub_env
     disk = tmp_path / "disk"
-    responses = helpers.responses_file(tmp_path / "responses.jsonl")
     space = SpaceProcess(env, disk, "scripted:simulate,latency=0.2")
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})

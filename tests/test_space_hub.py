@@ -7,13 +7,10 @@ board, and a RUNNING submission resumes where its last commit left it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,15 +18,11 @@ from typing import Any
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    "space_helpers", Path(__file__).parent / "browser" / "helpers.py"
-)
-helpers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(helpers)
+from tests.browser import helpers
+from tests.fixtures.dataset.fake_hub import FakeHub
+from tests.helpers_runs import CLI
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "dataset"))
-from fake_hub import FakeHub  # noqa: E402
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -45,27 +38,13 @@ SECRETS = {
 
 @pytest.fixture
 def hub(tmp_path: Path) -> Iterator[tuple[FakeHub, dict[str, str]]]:
-    offline = {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"}
     with FakeHub() as fake:
-        env = {k: v for k, v in os.environ.items() if k not in offline}  # online: the Hub is local
-        env.update(
-            SECRETS,
-            HF_ENDPOINT=fake.url,
-            HF_HOME=str(tmp_path / "hf-home"),
-            HF_HUB_DISABLE_XET="1",
-            HF_HUB_DISABLE_TELEMETRY="1",
-            HF_HUB_DISABLE_PROGRESS_BARS="1",
-            MIRAGE_REQUESTS_REPO=REQUESTS,
-            MIRAGE_RESULTS_REPO=RESULTS,
-            MIRAGE_HUB_COMMIT_INTERVAL_S="0.5",
-            PYTHONPATH=str(ROOT),
-        )
-        yield fake, env
+        yield fake, helpers.hub_env(fake.url, tmp_path / "hf-home", REQUESTS, RESULTS, **SECRETS)
 
 
 def _cli(env: dict[str, str], *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "mirage_bench.cli", *args],
+        [*CLI, *args],
         env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
     )
 
@@ -105,7 +84,7 @@ def test_wiped_restart_keeps_queue_and_board_and_resumes_running(
 
     # a worker judges the first one; it is stopped mid-way (SIGTERM, what a Space restart sends)
     worker = subprocess.Popen(
-        [sys.executable, "-m", "mirage_bench.cli", "worker", "--store", str(disk), "--judge", SLOW_JUDGE,
+        [*CLI, "worker", "--store", str(disk), "--judge", SLOW_JUDGE,
          "--once", "--concurrency", "4"],
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )

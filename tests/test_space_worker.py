@@ -6,8 +6,6 @@ import importlib.util
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import pytest
 
 from mirage_bench.leaderboard.store import Metadata, Status, SubmissionStore
 from mirage_bench.leaderboard.worker import Worker, redact
+from tests.helpers_runs import cli_process
 
 _spec = importlib.util.spec_from_file_location(
     "space_helpers", Path(__file__).parent / "browser" / "helpers.py"
@@ -60,25 +59,8 @@ def test_worker_resumes_after_a_crash_without_losing_or_repeating(tmp_path: Path
     sid = _submit(root, tmp_path)
     judgments = SubmissionStore(root).result_dir(sid) / "judgments.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mirage_bench.cli",
-            "worker",
-            "--store",
-            str(root),
-            "--judge",
-            SLOW_JUDGE,
-            "--once",
-            "--concurrency",
-            "4",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    args = ["worker", "--store", str(root), "--judge", SLOW_JUDGE, "--once", "--concurrency", "4"]
+    proc = cli_process(args, cwd=ROOT, env=env)
     try:
         helpers.wait_for(
             lambda: judgments.exists() and len(judgments.read_text().splitlines()) >= 60,

@@ -10,7 +10,7 @@ import pytest
 
 from mirage_bench.prompts import load_template, render
 from mirage_bench.tasks import TASK_IDS, TASKS, get_task, tasks_by_groundability
-from tests.seeds import SKIP_REASON, seed_path
+from tests.seeds import G1_TASK_ORDER, SKIP_REASON, seed_path
 
 HERE = Path(__file__).resolve().parent
 SEED = seed_path() or Path(SKIP_REASON)  # a path that is not a file when the seed is absent
@@ -37,14 +37,7 @@ def _table3(paper: str) -> list[tuple[str, float]]:
 
 
 def test_task_ids_are_stable_and_in_g1_order() -> None:
-    assert TASK_IDS == (
-        "dating_profile",
-        "weekend_itinerary",
-        "rec_letter",
-        "birthday_gift",
-        "apartment",
-        "stress_source",
-    )
+    assert TASK_IDS == G1_TASK_ORDER
     assert tuple(t.task_id for t in TASKS) == TASK_IDS
 
 

@@ -1,18 +1,22 @@
 """Helpers for the Space's browser and API tests: a served app on a free port, Chromium, polling.
 
-Loaded by path from the test modules (``tests/`` is not a package).
+Loaded by path from some test modules, imported as ``tests.browser.helpers`` by others.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -100,6 +104,45 @@ def new_store() -> Path:
 def chromium_path() -> str | None:
     """Debian's chromium binary, if installed."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's chromium launched headless through Playwright; skips the test where either is missing."""
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip("chromium is not installed (make test installs it: apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (extra dev) is not installed")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def hub_env(hub_url: str, hf_home: Path, requests: str, results: str, **extra: str) -> dict[str, str]:
+    """The environment of a Space process online against the local Hub test server at ``hub_url``.
+
+    The offline switches of the test session are dropped (the Hub is local), the Hub-backed store is
+    on (``requests``/``results`` repos, committing every 0.5 s), ``extra`` is added last.
+    """
+    offline = {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"}
+    env = {k: v for k, v in os.environ.items() if k not in offline}
+    env.update(
+        HF_ENDPOINT=hub_url,
+        HF_HOME=str(hf_home),
+        HF_HUB_DISABLE_XET="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_PROGRESS_BARS="1",
+        MIRAGE_REQUESTS_REPO=requests,
+        MIRAGE_RESULTS_REPO=results,
+        MIRAGE_HUB_COMMIT_INTERVAL_S="0.5",
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra)
+    return env
 
 
 #: The self-audit prompt's closing line (prompts/task_self_audit.txt): how the fake endpoint tells

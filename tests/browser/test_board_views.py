@@ -64,31 +64,24 @@ def _seed(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Any]:
-    executable = helpers.chromium_path()
-    if executable is None:
-        pytest.skip("chromium is not installed (make test installs it: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (extra dev) is not installed")
-    from space.app import SpaceConfig, launch
+    with helpers.chromium() as browser:
+        from space.app import SpaceConfig, launch
 
-    root = helpers.new_store()
-    _seed(root)
-    port = helpers.free_port()
-    demo, worker = launch(SpaceConfig(store_root=root, judge="scripted", start_worker=False),
-                          host="127.0.0.1", port=port, block=False)
-    helpers.ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=executable, args=helpers.CHROMIUM_ARGS)
+        root = helpers.new_store()
+        _seed(root)
+        port = helpers.free_port()
+        demo, worker = launch(SpaceConfig(store_root=root, judge="scripted", start_worker=False),
+                              host="127.0.0.1", port=port, block=False)
+        try:
             pg = browser.new_page(viewport={"width": 1280, "height": 1000})
             pg.goto(f"http://127.0.0.1:{port}/", wait_until="load")
             pg.wait_for_selector("#leaderboard-table [data-testid='cell-0-1']", timeout=30_000)
             yield pg
-            browser.close()
-    finally:
-        if worker is not None:
-            worker.stop()
-        demo.close()
-        shutil.rmtree(root, ignore_errors=True)
+        finally:
+            if worker is not None:
+                worker.stop()
+            demo.close()
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _headers(page: Any) -> list[str]:
