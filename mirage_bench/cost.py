@@ -257,6 +257,26 @@ def estimate_run(
                         audit_max_tokens,
                     )
         out["accum"] = ast
+        if judge_config is not None:  # the retraction judge: one call per planted contradiction (at most)
+            from mirage_bench.instruments.accum.retraction import RETRACTION_TEMPLATE
+
+            rst = stage("accum_retraction_judge", "judge")
+            rst.notes.append(
+                "at most one call per planted contradiction; the prompt holds three memories: max adds 3x "
+                "the Accum output cap"
+            )
+            for _condition in ACCUM_CONDITIONS:
+                for persona in personas:
+                    script = scripts.get(persona.persona_id)
+                    for planted in script.contradictions if script is not None else ():
+                        prompt = render(
+                            RETRACTION_TEMPLATE, round=str(planted.round), contradicts=planted.contradicts,
+                            utterance=script.utterance(planted.round), memory_before="", memory_after="",
+                            next_round=str(planted.round + 1), memory_next="",
+                        ).text
+                        rst.add(count_tokens(prompt.strip(), judge), 3 * audit_max_tokens, judge_cap)
+            if rst.calls:
+                out["accum_retraction_judge"] = rst
     rows = [s.as_dict() for s in out.values()]
     known = [r["cost_max_usd"] for r in rows]
     discount = float(table.get("batch_discount", 1.0))

@@ -28,6 +28,7 @@ STAGE_ROLES: dict[str, str] = {
     "accum": "model",
     "judge": "judge",
     "probe_judge": "judge",
+    "accum_retraction_judge": "judge",
 }
 
 

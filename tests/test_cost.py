@@ -101,12 +101,12 @@ def test_manifest_records_tokens_and_cost_per_stage(tmp_path: Path) -> None:
     assert set(stages) >= {"task", "self_audit", "judge", "probe", "probe_judge"}
     for role, names in (
         ("model", ("task", "self_audit", "probe", "accum")),
-        ("judge", ("judge", "probe_judge")),
+        ("judge", ("judge", "probe_judge", "accum_retraction_judge")),
     ):
         for key in ("input_tokens", "output_tokens"):
             assert sum(stages[n][key] for n in names if n in stages) == manifest.usage[role][key], (role, key)
     for name, u in stages.items():
-        price = (3.0, 4.0) if name in ("judge", "probe_judge") else (1.0, 2.0)
+        price = (3.0, 4.0) if name in ("judge", "probe_judge", "accum_retraction_judge") else (1.0, 2.0)
         assert manifest.cost_by_stage_usd[name] == round(
             (u["input_tokens"] * price[0] + u["output_tokens"] * price[1]) / 1e6, 6
         )
@@ -117,3 +117,26 @@ def test_manifest_records_tokens_and_cost_per_stage(tmp_path: Path) -> None:
     assert {k: (v["input_tokens"], v["output_tokens"]) for k, v in after.items()} == {
         k: (v["input_tokens"], v["output_tokens"]) for k, v in before.items()
     }
+
+
+def test_estimate_counts_the_accum_retraction_judge() -> None:
+    """With a judge, Accum adds one retraction-judge call per planted contradiction and condition."""
+    from mirage_bench.instruments.accum import ACCUM_CONDITIONS
+    from mirage_bench.instruments.accum.scripts import load_accum_scripts
+    from mirage_bench.instruments.pipeline import select_personas
+    from mirage_bench.judges.config import load_judge_config
+
+    scripts = load_accum_scripts()
+    personas = select_personas("seed_001,seed_002")
+    planted = sum(len(s.contradictions) for s in scripts if s.persona_id in {"seed_001", "seed_002"})
+    kwargs = dict(
+        model="scripted", personas=personas, task_ids=["apartment"], stages=["accum"],
+        max_tokens=100, audit_max_tokens=200, accum_scripts=scripts,
+    )
+    by = {r["stage"]: r for r in estimate_run(judge_config=load_judge_config("paper"), **kwargs)["stages"]}
+    assert planted > 0
+    assert by["accum_retraction_judge"]["calls"] == planted * len(ACCUM_CONDITIONS)
+    assert by["accum_retraction_judge"]["role"] == "judge"
+    assert by["accum_retraction_judge"]["output_tokens_max"] == planted * len(ACCUM_CONDITIONS) * 4096
+    without = {r["stage"] for r in estimate_run(judge_config=None, **kwargs)["stages"]}
+    assert "accum_retraction_judge" not in without

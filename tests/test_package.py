@@ -94,7 +94,7 @@ def test_every_command_help_has_an_example() -> None:
     import typer.main
 
     group = typer.main.get_command(app)
-    skip = {"run", "judge", "submit", "queue", "leaderboard", "worker", "version"}
+    skip = {"version"}
     missing = []
     for name, command in group.commands.items():
         if name in skip:

@@ -34,7 +34,12 @@ def judge_claims_command(
     cache: Path = typer.Option(None, "--cache", help="Response cache file (default: none)."),
     timeout: float = typer.Option(120.0, "--timeout", min=1, help="Seconds before one call times out."),
 ) -> None:
-    """Label given claims with a judge, from exactly what the H.1 annotator sees (no extraction)."""
+    """Label given claims with a judge, from exactly what the H.1 annotator sees (no extraction).
+
+    Example:
+
+        mirage-bench judge-claims --claims claims.jsonl --judge-config paper --out labels.jsonl
+    """
     from mirage_bench.client import FatalBackendError
     from mirage_bench.judges.claims import judge_claims_file
     from mirage_bench.judges.config import load_judge_config
@@ -71,7 +76,12 @@ def agreement_command(
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the kappa CIs."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
 ) -> None:
-    """Agreement of two label files joined on claim_id: kappa (CIs), macro-F1, per class, confusion."""
+    """Agreement of two label files joined on claim_id: kappa (CIs), macro-F1, per class, confusion.
+
+    Example:
+
+        mirage-bench agreement labels_judge.jsonl labels_human.jsonl --json
+    """
     from mirage_bench.judges.agreement_files import compare_files, render_comparison
 
     try:
@@ -86,7 +96,12 @@ def agreement_command(
 
 @judges_app.command("list")
 def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """List the bundled judge configs: name, spec, sha256, description."""
+    """List the bundled judge configs: name, spec, sha256, description.
+
+    Example:
+
+        mirage-bench judges list
+    """
     from mirage_bench.judges.config import JudgeConfigError, list_judge_configs, load_judge_config
 
     rows = []
@@ -107,7 +122,12 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="Print JSON.
 
 @judges_app.command("show")
 def show_command(name: str = typer.Argument(..., help="A bundled config name or a YAML file.")) -> None:
-    """Print one judge config (validated) as JSON, with its sha256 and template sha256s."""
+    """Print one judge config (validated) as JSON, with its sha256 and template sha256s.
+
+    Example:
+
+        mirage-bench judges show paper
+    """
     from mirage_bench.judges.config import JudgeConfigError, load_judge_config
 
     try:
@@ -129,7 +149,12 @@ def canary_command(
     per_class: int = typer.Option(10, "--per-class", min=1, help="Canary claims per reference label."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Calls in flight."),
 ) -> None:
-    """Re-label the drift canary with a judge and record its agreement with the reference, dated."""
+    """Re-label the drift canary with a judge and record its agreement with the reference, dated.
+
+    Example:
+
+        mirage-bench judges canary --store submissions/store --judge-config paper
+    """
     from mirage_bench.client import FatalBackendError
     from mirage_bench.judges.canary import build_canary, drift, run_canary
     from mirage_bench.judges.config import load_judge_config
@@ -168,7 +193,12 @@ def history_command(
     store: Path = StoreOption,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """The drift canary's history (every run, with drift flags), newest first."""
+    """The drift canary's history (every run, with drift flags), newest first.
+
+    Example:
+
+        mirage-bench judges history --store submissions/store
+    """
     from mirage_bench.judges.canary import drift
     from mirage_bench.judges.overview import canary_table
     from mirage_bench.leaderboard.store import SubmissionStore

@@ -88,6 +88,10 @@ def register(app: typer.Typer) -> None:
 
         Prints the submission id and exits 0 when queued; prints every problem and exits 2 when
         refused, with nothing queued.
+
+        Example:
+
+            mirage-bench submit runs/m/responses.jsonl --store submissions/store --model-name org/my-model
         """
         from mirage_bench.leaderboard.store import Metadata, SubmissionError
 
@@ -119,7 +123,12 @@ def register(app: typer.Typer) -> None:
         store: Path | None = typer.Option(None, help=STORE_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print JSON (a list of requests)."),
     ) -> None:
-        """Every request in the store, newest first: status, progress, position, rate, ETA, reason, flags."""
+        """Every request in the store, newest first: status, progress, position, rate, ETA, reason, flags.
+
+        Example:
+
+            mirage-bench queue --store submissions/store --json
+        """
         with _reading(store) as st:
             found = st.queue_rows()
         rows = []
@@ -163,7 +172,12 @@ def register(app: typer.Typer) -> None:
         show_all: bool = typer.Option(False, "--all", help="Also smoke-test and flagged rows."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON (a list of rows)."),
     ) -> None:
-        """The ranked rows the Space shows for one judge (highest OI first)."""
+        """The ranked rows the Space shows for one judge (highest OI first).
+
+        Example:
+
+            mirage-bench leaderboard --store submissions/store --judge scripted --all --json
+        """
         from mirage_bench.leaderboard import board as lb
 
         with _reading(store) as st:
@@ -208,6 +222,10 @@ def register(app: typer.Typer) -> None:
 
         SIGINT and SIGTERM stop it within seconds: no new calls, in-flight calls abandoned (not
         recorded as failures), the submission stays RUNNING and resumes at the next start.
+
+        Example:
+
+            mirage-bench worker --store submissions/store --judge-config paper --once
         """
         import logging
 

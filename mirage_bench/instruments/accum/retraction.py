@@ -217,14 +217,17 @@ async def judge_checks(
     ``context`` holds ``round_number``, ``utterance``, ``before``, ``after``, ``after_next`` and
     ``next_missing`` (see :func:`judge_retraction`).
     """
-    judgments = await asyncio.gather(
-        *(
-            judge_retraction(
-                client, contradicts=check.contradicts, judge_name=judge_name, seed=seed,
-                max_tokens=max_tokens, max_attempts=max_attempts, **context,
+    from mirage_bench.usage import stage as usage_stage
+
+    with usage_stage("accum_retraction_judge"):  # paid by the judge, counted apart from the Accum rounds
+        judgments = await asyncio.gather(
+            *(
+                judge_retraction(
+                    client, contradicts=check.contradicts, judge_name=judge_name, seed=seed,
+                    max_tokens=max_tokens, max_attempts=max_attempts, **context,
+                )
+                for check, context in checks
             )
-            for check, context in checks
         )
-    )
     for (check, _), judgment in zip(checks, judgments, strict=True):
         apply_judgment(check, judgment)
