@@ -234,13 +234,9 @@ class OpenAIEmbeddingBackend:
     def __init__(self, model: str = "text-embedding-3-small", *, base_url: str | None = None,
                  api_key: str | None = None, batch_size: int = 256, request_timeout_s: float = 600.0) -> None:
         from mirage_bench.backends._common import LoopBoundClient
-        from mirage_bench.backends.openai_api import backend_name, resolve_api_key
+        from mirage_bench.backends.openai_api import bind_endpoint
 
-        key = resolve_api_key(api_key, base_url, what="openai embeddings need")
-        self.model = model
-        self.base_url = base_url
-        self.name = backend_name(model, base_url)
-        self.snapshot = model
+        key = bind_endpoint(self, model, base_url, api_key, what="openai embeddings need")
         self.batch_size = batch_size
 
         def factory() -> Any:

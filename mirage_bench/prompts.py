@@ -52,27 +52,22 @@ PLACEHOLDER_PATTERN = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")
 _NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_]*")
 _SUFFIX = ".txt"
 
+#: The six tasks of Appendix G.1 in the paper's order (``task_<name>``, ``self_audit_phrase_<name>``).
+_TASK_NAMES = (
+    "dating_profile", "weekend_itinerary", "rec_letter", "birthday_gift", "apartment", "stress_source"
+)
+
 #: Where each template of this area comes from: an Appendix G section of the MirageBench paper
 #: (seed ``000``) for verbatim templates, or ``"package wording"`` where the paper paraphrases.
 TEMPLATE_PROVENANCE: dict[str, str] = {
     "task_system": "verbatim, Appendix G.1",
-    "task_dating_profile": "verbatim, Appendix G.1 (task 1)",
-    "task_weekend_itinerary": "verbatim, Appendix G.1 (task 2)",
-    "task_rec_letter": "verbatim, Appendix G.1 (task 3)",
-    "task_birthday_gift": "verbatim, Appendix G.1 (task 4)",
-    "task_apartment": "verbatim, Appendix G.1 (task 5)",
-    "task_stress_source": "verbatim, Appendix G.1 (task 6)",
+    **{f"task_{name}": f"verbatim, Appendix G.1 (task {i})" for i, name in enumerate(_TASK_NAMES, start=1)},
     "judge_system": "verbatim, Appendix G.2",
     "judge_user": "verbatim, Appendix G.2",
     "judge_output_format": "package wording (G.2 paraphrases the output contract)",
     "probe": "verbatim, Appendix G.5",
     "task_self_audit": "verbatim, Appendix G.6",
-    "self_audit_phrase_dating_profile": "package wording (fills [TASK] of G.6)",
-    "self_audit_phrase_weekend_itinerary": "package wording (fills [TASK] of G.6)",
-    "self_audit_phrase_rec_letter": "package wording (fills [TASK] of G.6)",
-    "self_audit_phrase_birthday_gift": "package wording (fills [TASK] of G.6)",
-    "self_audit_phrase_apartment": "package wording (fills [TASK] of G.6)",
-    "self_audit_phrase_stress_source": "package wording (fills [TASK] of G.6)",
+    **{f"self_audit_phrase_{name}": "package wording (fills [TASK] of G.6)" for name in _TASK_NAMES},
     "accum_update": "verbatim, Appendix G.7",
     "accum_update_prune_control": "package wording (the free-pruning control G.7 leaves to future work)",
     "accum_retraction_judge": "package wording (the paper reports retraction qualitatively, no prompt)",

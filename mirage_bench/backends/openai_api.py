@@ -77,6 +77,18 @@ def backend_name(model: str, base_url: str | None) -> str:
     return f"openai:{model}" + (f"@{base_url}" if base_url else "")
 
 
+def bind_endpoint(target: Any, model: str, base_url: str | None, api_key: str | None, *, what: str) -> str:
+    """Give ``target`` (a backend of an OpenAI-compatible endpoint) its identity and return its key.
+
+    Sets ``model``, ``base_url``, ``name`` (:func:`backend_name`) and ``snapshot`` (the model asked
+    for) on ``target``; the key is :func:`resolve_api_key`'s (``what`` names the caller in its error).
+    """
+    key = resolve_api_key(api_key, base_url, what=what)
+    target.model, target.base_url = model, base_url
+    target.name, target.snapshot = backend_name(model, base_url), model
+    return key
+
+
 def format_unsupported(error: BackendError) -> bool:
     """Whether ``error`` says the server does not support ``response_format={"type": "json_schema"}``.
 
@@ -120,11 +132,7 @@ class OpenAIBackend(FlaggedRetry):
         extra_body: dict[str, Any] | None = None,
         transport: Literal["auto", "httpx"] = "auto",
     ) -> None:
-        key = resolve_api_key(api_key, base_url, what="openai:<model> needs")
-        self.model = model
-        self.base_url = base_url
-        self.name = backend_name(model, base_url)
-        self.snapshot = model
+        key = bind_endpoint(self, model, base_url, api_key, what="openai:<model> needs")
         self.smoke_test = False
         self._api_key = key
         self._structured: StructuredMode = structured

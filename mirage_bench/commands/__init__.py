@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
 import typer
 
-__all__ = ["command_group", "fail"]
+__all__ = ["command_group", "fail", "load_each"]
+
+T = TypeVar("T")
 
 
 def fail(exc: BaseException | str, code: int = 2) -> typer.Exit:
@@ -14,6 +19,26 @@ def fail(exc: BaseException | str, code: int = 2) -> typer.Exit:
     """
     typer.echo(f"error: {exc}", err=True)
     return typer.Exit(code)
+
+
+def load_each(
+    names: Iterable[str],
+    load: Callable[[str], T],
+    error: type[Exception] | tuple[type[Exception], ...],
+    code: int = 2,
+) -> list[tuple[str, T]]:
+    """``(name, load(name))`` for every name, in order; the first ``error`` exits through :func:`fail`.
+
+    For the ``list`` commands that show every bundled item (templates, judge configs): one broken
+    file is reported as ``error: ...`` with exit status ``code``, never a traceback.
+    """
+    loaded: list[tuple[str, T]] = []
+    for name in names:
+        try:
+            loaded.append((name, load(name)))
+        except error as exc:
+            raise fail(exc, code) from exc
+    return loaded
 
 
 def command_group(name: str, help: str) -> typer.Typer:

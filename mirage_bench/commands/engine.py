@@ -11,54 +11,42 @@ import typer
 
 from mirage_bench.commands import fail
 
-# Options shared by ``run`` and ``judge`` (one definition each).
-Out = Annotated[
-    Path | None, typer.Option("--out", help="Run directory (default: runs/<model>-<run id>).")
-]
-Concurrency = Annotated[int, typer.Option("--concurrency", min=1, help="Calls in flight per backend.")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed passed to every call (part of the cache key).")]
-JudgeMaxTokens = Annotated[
-    int | None,
-    typer.Option(
-        "--judge-max-tokens", min=1, help="Max tokens of a judgment (default: the judge config's)."
-    ),
-]
-ParseAttempts = Annotated[
-    int | None,
-    typer.Option(
-        "--parse-attempts",
-        min=1,
-        help="Calls per JSON answer before parse_failure (default 3; the judge: its config's).",
-    ),
-]
-JudgeConfigOption = Annotated[
-    str | None,
-    typer.Option(
-        "--judge-config",
-        help="Judge config: a bundled name (paper, local, ...; 'mirage-bench judges list') or a YAML "
-        "file. Default when --judge is given: paper's settings with that spec.",
-    ),
-]
-CachePath = Annotated[
-    Path | None, typer.Option("--cache", help="Response cache file (default: <run dir>/cache.sqlite).")
-]
-JudgePrice = Annotated[
-    str | None, typer.Option("--judge-price", help="IN,OUT USD per 1M tokens, for the cost estimate.")
-]
-ShowProgress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
-Timeout = Annotated[
-    float | None,
-    typer.Option(
-        "--timeout", min=1, help="Seconds before a call times out, then retried (default 120; local 900)."
-    ),
-]
-RequestsPerMinute = Annotated[
-    float | None, typer.Option("--rpm", min=1, help="Rate limit: requests per minute per backend.")
-]
-TokensPerMinute = Annotated[
-    float | None, typer.Option("--tpm", min=1, help="Rate limit: tokens per minute per backend.")
-]
 
+def _option(kind: Any, flag: str, help: str, **settings: Any) -> Any:
+    """A typer option alias: ``Annotated[kind, typer.Option(flag, help=help, **settings)]``."""
+    return Annotated[kind, typer.Option(flag, help=help, **settings)]
+
+
+# Options shared by ``run`` and ``judge`` (one definition each).
+Out = _option(Path | None, "--out", "Run directory (default: runs/<model>-<run id>).")
+Concurrency = _option(int, "--concurrency", "Calls in flight per backend.", min=1)
+Seed = _option(int, "--seed", "Seed passed to every call (part of the cache key).")
+JudgeMaxTokens = _option(
+    int | None, "--judge-max-tokens", "Max tokens of a judgment (default: the judge config's).", min=1
+)
+ParseAttempts = _option(
+    int | None,
+    "--parse-attempts",
+    "Calls per JSON answer before parse_failure (default 3; the judge: its config's).",
+    min=1,
+)
+JudgeConfigOption = _option(
+    str | None,
+    "--judge-config",
+    "Judge config: a bundled name (paper, local, ...; 'mirage-bench judges list') or a YAML "
+    "file. Default when --judge is given: paper's settings with that spec.",
+)
+CachePath = _option(Path | None, "--cache", "Response cache file (default: <run dir>/cache.sqlite).")
+JudgePrice = _option(str | None, "--judge-price", "IN,OUT USD per 1M tokens, for the cost estimate.")
+ShowProgress = _option(bool, "--progress/--no-progress", "Show progress bars.")
+Timeout = _option(
+    float | None,
+    "--timeout",
+    "Seconds before a call times out, then retried (default 120; local 900).",
+    min=1,
+)
+RequestsPerMinute = _option(float | None, "--rpm", "Rate limit: requests per minute per backend.", min=1)
+TokensPerMinute = _option(float | None, "--tpm", "Rate limit: tokens per minute per backend.", min=1)
 
 def _client_options(timeout: float | None, rpm: float | None, tpm: float | None) -> dict[str, Any]:
     """Operational client settings (never part of the cache key or the manifest); no timeout given
@@ -82,27 +70,20 @@ def _price(text: str | None) -> tuple[float, float] | None:
 #: Exit statuses of ``run`` / ``judge`` (documented in their ``--help`` and docs/engine.md).
 EXIT_BAD_INPUT, EXIT_TOO_MANY_FAILURES, EXIT_BACKEND_FATAL, EXIT_INTERRUPTED = 2, 1, 3, 130
 
-MaxFailureRate = Annotated[
+MaxFailureRate = _option(
     float,
-    typer.Option(
-        "--max-failure-rate",
-        min=0.0,
-        max=1.0,
-        help="Exit 1 when more than this share of a stage's records failed (call or parse failures).",
-    ),
-]
-BatchOption = Annotated[
+    "--max-failure-rate",
+    "Exit 1 when more than this share of a stage's records failed (call or parse failures).",
+    min=0.0,
+    max=1.0,
+)
+BatchOption = _option(
     bool,
-    typer.Option(
-        "--batch",
-        help="Send task/self-audit/judge calls through the OpenAI Batch API / Anthropic Message Batches "
-        "(half price; results within 24 h; batch ids in <run dir>/batches.jsonl, resumed after a kill).",
-    ),
-]
-AsJson = Annotated[
-    bool, typer.Option("--json", help="Print a JSON summary on stdout (progress goes to stderr).")
-]
-
+    "--batch",
+    "Send task/self-audit/judge calls through the OpenAI Batch API / Anthropic Message Batches "
+    "(half price; results within 24 h; batch ids in <run dir>/batches.jsonl, resumed after a kill).",
+)
+AsJson = _option(bool, "--json", "Print a JSON summary on stdout (progress goes to stderr).")
 
 def _raise_keyboard_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from mirage_bench.commands import command_group, fail
+from mirage_bench.commands import command_group, fail, load_each
 
 prompts_app = command_group(
     "prompts", "List and show the prompt templates (prompts/*.txt) with their sha256."
@@ -33,20 +33,15 @@ def list_command(
     """
     from mirage_bench.prompts import PromptError, list_templates, load_template, template_provenance
 
-    rows = []
-    for name in list_templates():
-        try:
-            template = load_template(name)
-        except PromptError as exc:
-            raise fail(exc, 1) from exc
-        rows.append(
-            {
-                "name": name,
-                "sha256": template.sha256,
-                "placeholders": list(template.placeholders),
-                "provenance": template_provenance(name),
-            }
-        )
+    rows = [
+        {
+            "name": name,
+            "sha256": template.sha256,
+            "placeholders": list(template.placeholders),
+            "provenance": template_provenance(name),
+        }
+        for name, template in load_each(list_templates(), load_template, PromptError, code=1)
+    ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return

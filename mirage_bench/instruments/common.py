@@ -42,6 +42,20 @@ def render(name: str, /, **values: str | int) -> Any:
     return template(name).render(**values)
 
 
+def generation_params(
+    max_tokens: int, seed: int, json_schema: dict[str, Any] | None = None
+) -> GenerateParams:
+    """Sampling parameters of a generation call (Probe, Task and its self-audit, Accum, persona
+    generation): :data:`GENERATION_TEMPERATURE` (G.9), the call's token budget and seed.
+
+    >>> generation_params(256, 7).temperature
+    0.7
+    """
+    return GenerateParams(
+        temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed, json_schema=json_schema
+    )
+
+
 def format_facts(facts: Sequence[str]) -> str:
     """Render revealed facts as a numbered list (the form used by G.5/G.6).
 

@@ -129,12 +129,14 @@ def start_run(
     max_attempts = max_attempts or 3
     persona_list = select_personas(personas)
     task_list = select_tasks(tasks)
-    settings_dict: dict[str, Any] = {
+    # the budgets name the run (identity settings) and drive it (RunSettings): one dict for both
+    budgets: dict[str, Any] = {
         "max_tokens": max_tokens,
         "audit_max_tokens": audit_max_tokens,
         "judge_max_tokens": judge_max_tokens,
         "max_attempts": max_attempts,
     }
+    settings_dict = dict(budgets)
     if config is not None:
         settings_dict |= {"judge_config": config.name, "judge_config_sha256": config.sha256}
     identity = RunIdentity(
@@ -191,10 +193,7 @@ def start_run(
         model_name=model,
         judge_name=judge,
         seed=seed,
-        max_tokens=max_tokens,
-        audit_max_tokens=audit_max_tokens,
-        judge_max_tokens=judge_max_tokens,
-        max_attempts=max_attempts,
+        **budgets,
         retry_failed=retry_failed,
         smoke_test=_is_smoke(model, model_backend) or _is_smoke(judge, judge_backend),
         accum_scripts=scripts,
@@ -390,6 +389,7 @@ def judge_file(
     name = records[0].model
     persona_ids = sorted({r.persona_id for r in records})
     task_ids = sorted({r.task_id for r in records})
+    budgets: dict[str, Any] = {"judge_max_tokens": judge_max_tokens, "max_attempts": max_attempts}
     identity = RunIdentity(
         package_version=_package_version(),
         model=name,
@@ -399,8 +399,7 @@ def judge_file(
         stages=["judge"],
         seed=seed,
         settings={
-            "judge_max_tokens": judge_max_tokens,
-            "max_attempts": max_attempts,
+            **budgets,
             "judge_config": config.name,
             "judge_config_sha256": config.sha256,
         },
@@ -415,8 +414,7 @@ def judge_file(
         model_name=name,
         judge_name=judge,
         seed=seed,
-        judge_max_tokens=judge_max_tokens,
-        max_attempts=max_attempts,
+        **budgets,
         retry_failed=retry_failed,
         smoke_test=_is_smoke(judge, backend),
         judge_config=config,

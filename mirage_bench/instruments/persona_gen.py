@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from mirage_bench.backends.base import GenerateParams
-from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse
+from mirage_bench.instruments.common import call_and_parse, generation_params
 from mirage_bench.instruments.parsing import Parsed, ParseError, load_json_lenient
 from mirage_bench.structs import field_values
 from mirage_bench.types import STEREOTYPE_TYPES, Message, Persona
@@ -112,11 +111,10 @@ async def generate_persona(
     prompt = render(
         "persona_generation", stereotype_type=_PROMPT_CATEGORY[stereotype_type], occupation=occupation
     ).text.strip()
-    params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed)
     outcome = await call_and_parse(
         client,
         [Message(role="user", content=prompt)],
-        params,
+        generation_params(max_tokens, seed),
         (template("persona_generation").sha256,),
         lambda text: parse_generated_persona(text, persona_id),
         max_attempts=max_attempts,

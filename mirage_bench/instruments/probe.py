@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mirage_bench.backends.base import GenerateParams
-from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse
+from mirage_bench.instruments.common import call_and_parse, generation_params
 from mirage_bench.instruments.parsing import parse_probe
 from mirage_bench.instruments.records import ProbeItem, ProbeRecord
 from mirage_bench.types import Accuracy, Message, Persona
@@ -58,7 +57,7 @@ async def run_probe(
     from mirage_bench.instruments.judge import judge_text
 
     message = probe_message(persona)
-    params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed)
+    params = generation_params(max_tokens, seed)
     with usage_stage("probe"):
         outcome = await call_and_parse(
             client, [message], params, (template("probe").sha256,), parse_probe, max_attempts=max_attempts

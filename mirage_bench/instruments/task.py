@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mirage_bench.backends.base import GenerateParams
-from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse, format_facts
+from mirage_bench.instruments.common import call_and_parse, format_facts, generation_params
 from mirage_bench.instruments.parsing import SELF_AUDIT_SCHEMA, parse_self_audit
 from mirage_bench.instruments.records import ResponseRecord, SelfAudit, SelfAuditClaim
 from mirage_bench.metrics.oi import oi_rate
@@ -74,7 +73,7 @@ async def run_task(
 ) -> ResponseRecord:
     """Run one (persona, task) instance: the response, then (optionally) its self-audit."""
     messages = task_messages(persona, task)
-    params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed)
+    params = generation_params(max_tokens, seed)
     base = dict(
         model=model_name,
         persona_id=persona.persona_id,
@@ -98,8 +97,7 @@ async def run_task(
         Message(role="assistant", content=response),
         self_audit_message(persona, task, response),
     ]
-    audit_params = GenerateParams(temperature=GENERATION_TEMPERATURE, max_tokens=audit_max_tokens, seed=seed,
-                                  json_schema=SELF_AUDIT_SCHEMA)
+    audit_params = generation_params(audit_max_tokens, seed, SELF_AUDIT_SCHEMA)
     shas = audit_prompt_shas(task)
     with usage_stage("self_audit"):
         outcome = await call_and_parse(

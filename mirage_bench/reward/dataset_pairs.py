@@ -48,18 +48,15 @@ __all__ = [
 ]
 
 CONFIG_NAME = "preference_pairs"
+#: Dataset columns that keep their name as :class:`~mirage_bench.reward.data.PreferencePair` fields.
+_SAME_NAME_COLUMNS = ("pair_id", "query", "memories", "generator", "regime", "split")
 #: Dataset column → PreferencePair field. Every column of the config is either here or derived.
 DATASET_FIELD_MAP: dict[str, str] = {
-    "pair_id": "pair_id",
+    **{column: column for column in _SAME_NAME_COLUMNS},
     "participant": "participant_id",
-    "query": "query",
-    "memories": "memories",
     "response_with_memory": "response_memory",
     "response_without_memory": "response_no_memory",
-    "generator": "generator",
-    "regime": "regime",
     "preference_5pt": "preference",
-    "split": "split",
 }
 #: Five-point values spelled differently in the dataset (all others are identical).
 PREFERENCE_VALUE_MAP: dict[str, str] = {"about_the_same": "about_same"}

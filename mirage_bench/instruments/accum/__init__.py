@@ -32,8 +32,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mirage_bench.backends.base import GenerateParams
-from mirage_bench.instruments.common import GENERATION_TEMPERATURE, call_and_parse
+from mirage_bench.instruments.common import call_and_parse, generation_params
 from mirage_bench.instruments.parsing import MEMORY_SCHEMA, Memory, parse_memory
 from mirage_bench.instruments.records import AccumRecord, AccumRound, ContradictionCheck
 from mirage_bench.types import Message, Persona
@@ -264,9 +263,7 @@ async def run_accum(
         initial_memory=memory_dict(memory),
         smoke_test=smoke_test,
     )
-    params = GenerateParams(
-        temperature=GENERATION_TEMPERATURE, max_tokens=max_tokens, seed=seed, json_schema=MEMORY_SCHEMA
-    )
+    params = generation_params(max_tokens, seed, MEMORY_SCHEMA)
     sha = (template(condition).sha256,)
     for number, utterance in enumerate(utterances, start=1):
         prompt = render(
