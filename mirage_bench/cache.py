@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
+import orjson
 from pydantic import ValidationError
 
 from mirage_bench.backends.base import Completion, GenerateParams
@@ -62,6 +63,25 @@ def cache_key(
     False
     """
     shas = [prompt_sha256] if isinstance(prompt_sha256, str) else list(prompt_sha256)
+    params_json = json.dumps(params.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
+                             separators=(",", ":")).encode("utf-8")  # floats as Python writes them
+    dumps = orjson.dumps
+    try:
+        # The strings (kilobytes of prompt) through orjson, which escapes every string exactly as
+        # ``json.dumps(ensure_ascii=False)`` does (checked over all code points) at several times its
+        # speed: the bytes of :func:`_reference_cache_key`, assembled in its sorted-key order.
+        parts = (b'{"backend":', dumps(backend_name),
+                 b',"messages":', dumps([{"content": m.content, "role": m.role} for m in messages]),
+                 b',"params":', params_json, b',"prompt_sha256":', dumps(shas),
+                 b',"snapshot":', dumps(snapshot), b',"v":', dumps(CACHE_KEY_VERSION), b"}")
+    except orjson.JSONEncodeError:  # a lone surrogate: the reference recipe raises as it always did
+        return _reference_cache_key(backend_name, snapshot, messages, params, shas)
+    return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
+def _reference_cache_key(backend_name: str, snapshot: str, messages: Sequence[Message],
+                         params: GenerateParams, shas: list[str]) -> str:
+    """The key recipe in one ``json.dumps``: :func:`cache_key` must always give the same digest."""
     payload = {
         "v": CACHE_KEY_VERSION,
         "backend": backend_name,
