@@ -14,8 +14,10 @@ JSON. For each latency the same N judge requests are sent, at the same concurren
   does): the openai SDK on its aiohttp transport (``openai[aiohttp]``), one SDK client per event loop;
 * ``engine, httpx SDK transport`` - the same with the SDK's default httpx transport.
 
-Reported: wall time, requests the server answered per second, the ideal ``concurrency / latency``
-and each row's ratio to the raw client and to the SDK alone at the same latency. Run:
+Reported: wall time, requests the server answered per second, the ideal ``concurrency / latency``,
+each row's ratio to the raw client and to the SDK alone at the same latency, and this process's CPU
+time per request (the server runs elsewhere; on a loaded machine this column moves far less than the
+rates do). Run:
 ``python benchmarks/bench_engine_throughput.py`` (``--n 1500 --concurrency 64 --latency-s 0.05 0.5``).
 """
 
@@ -44,6 +46,8 @@ class Pass:
     wall_s: float
     requests: int
     ok: int
+    #: This process's CPU seconds over the timed part (the server is another process).
+    cpu_s: float = 0.0
 
 
 def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
@@ -95,10 +99,12 @@ async def raw_pass(base_url: str, latency_s: float, concurrency: int,
                 data = await response.json()
                 ok += bool(data["choices"][0]["message"]["content"])
 
-        start = time.perf_counter()
+        async with session.get(f"{base_url}/models") as warm_up:  # like the engine's preflight
+            await warm_up.read()
+        start, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one(b) for b in bodies))
-        wall = time.perf_counter() - start
-    return Pass("raw aiohttp", latency_s, wall, len(bodies), ok)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return Pass("raw aiohttp", latency_s, wall, len(bodies), ok, cpu)
 
 
 def sdk_bodies(items: list[tuple[object, str, str]]) -> list[dict[str, object]]:
@@ -131,11 +137,12 @@ async def sdk_pass(base_url: str, latency_s: float, concurrency: int,
             data = await sdk.post("/chat/completions", cast_to=object, body=body)
             ok += bool(data["choices"][0]["message"]["content"])  # type: ignore[index]
 
-    start = time.perf_counter()
+    await sdk.models.list()  # one warm-up request, like the engine's preflight
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(one(b) for b in bodies))
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     await sdk.close()
-    return Pass("openai SDK alone", latency_s, wall, len(bodies), ok)
+    return Pass("openai SDK alone", latency_s, wall, len(bodies), ok, cpu)
 
 
 async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Path, concurrency: int,
@@ -151,21 +158,22 @@ async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Pa
                             transport="httpx" if "httpx" in mode else "auto")
     ledger = UsageLedger(cache_path.with_suffix(".usage.log"))
     client = Client(backend, ClientConfig(concurrency=concurrency, timeout_s=60.0), ResponseCache(cache_path),
-                    journal=ledger.journal("judge"), role="judge")
-    client.stage_journal = lambda name, counter, n: ledger.add(f"stage:{name}", counter, n)
+                    role="judge", ledger=ledger)
 
     async def one(persona: object, task: str, response: str) -> object:
         with stage("judge"):  # as the run's pipeline does: usage per stage, journalled per request
             return await judge_text(client, persona, task, response)  # type: ignore[arg-type]
 
-    start = time.perf_counter()
+    await client.preflight()  # as a run does before its first real call (it also builds the SDK client)
+    start, cpu = time.perf_counter(), time.process_time()
     judgments = await asyncio.gather(*(one(p, t, r) for p, t, r in items))
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     await client.aclose()
     client.cache.close()  # type: ignore[union-attr]
     ledger.close()
     assert ledger.totals["judge"]["backend_calls"] == client.stats.backend_calls
-    return Pass(mode, latency_s, wall, client.stats.backend_calls, sum(j.status == "ok" for j in judgments))  # type: ignore[attr-defined]
+    ok = sum(j.status == "ok" for j in judgments)  # type: ignore[attr-defined]
+    return Pass(mode, latency_s, wall, client.stats.backend_calls - client.stats.preflight_calls, ok, cpu)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -207,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
           f"process; {os.cpu_count()} CPUs, 1-min load average {load_before:.1f} before / "
           f"{os.getloadavg()[0]:.1f} after")
     columns = ("mode", "latency ms", "wall s", "requests", "ok", "req/s", "ideal", "vs raw aiohttp",
-               "vs SDK alone")
+               "vs SDK alone", "client CPU ms/req")
     raw = {r.latency_s: r for r in rows if r.mode == "raw aiohttp"}
     sdk = {r.latency_s: r for r in rows if r.mode == "openai SDK alone"}
     table = []
@@ -218,7 +226,8 @@ def main(argv: list[str] | None = None) -> None:
         floor = sdk.get(r.latency_s)
         vs_sdk = f"{rate / (floor.requests / floor.wall_s):.2f}" if floor else "-"
         table.append((r.mode, f"{r.latency_s * 1000:.0f}", f"{r.wall_s:.2f}", str(r.requests), str(r.ok),
-                      f"{rate:.0f}", f"{args.concurrency / r.latency_s:.0f}", ratio, vs_sdk))
+                      f"{rate:.0f}", f"{args.concurrency / r.latency_s:.0f}", ratio, vs_sdk,
+                      f"{1000 * r.cpu_s / r.requests:.2f}"))
     widths = [max(len(col), *(len(row[i]) for row in table)) for i, col in enumerate(columns)]
     print("| " + " | ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")

@@ -59,6 +59,8 @@ from mirage_bench.types import Message
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
 
+    from mirage_bench.runs import UsageLedger
+
 __all__ = ["CallGuard", "CallResult", "Client", "ClientConfig", "ClientStats", "FatalBackendError",
            "PrioritySemaphore", "ResponseCache", "cache_key", "error_kind", "is_fatal", "run_closing"]
 
@@ -394,6 +396,7 @@ class Client:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         journal: Callable[[str, int], None] | None = None,
         role: str | None = None,
+        ledger: UsageLedger | None = None,
     ) -> None:
         self.backend = backend
         self.config = config or ClientConfig()
@@ -401,6 +404,10 @@ class Client:
         self.stats = ClientStats()
         self.role = role
         self._journal = journal
+        #: The run's usage ledger: every change of :attr:`stats` is appended as ``<role> <counter> <n>``
+        #: and ``stage:<stage> <counter> <n>`` lines, one ``os.write`` per event (a request is
+        #: written before it is sent), so the counts survive kill -9.
+        self.ledger = ledger
         #: Usage per pipeline stage (:mod:`mirage_bench.usage`), the same counters as :attr:`stats`.
         self.stage_usage: dict[str, dict[str, int]] = {}
         #: Called as ``stage_journal(stage, counter, n)`` for each per-stage change (the run's ledger).
@@ -417,16 +424,30 @@ class Client:
         return self._guard.retrying
 
     def _bump(self, counter: str, n: int = 1) -> None:
+        self._bump_many(((counter, n),))
+
+    def _bump_many(self, counts: tuple[tuple[str, int], ...]) -> None:
+        """Add ``counts`` to :attr:`stats` and the stage's usage; journal them (one ledger write in all)."""
         from mirage_bench.usage import add_usage, current_stage
 
-        setattr(self.stats, counter, getattr(self.stats, counter) + n)
-        if self._journal is not None and n:
-            self._journal(counter, n)
         stage = current_stage()
-        if stage is not None and n:
-            add_usage(self.stage_usage, stage, **{counter: n})
-            if self.stage_journal is not None:
-                self.stage_journal(stage, counter, n)
+        lines: list[tuple[str, str, int]] = []
+        for counter, n in counts:
+            setattr(self.stats, counter, getattr(self.stats, counter) + n)
+            if not n:
+                continue
+            if self._journal is not None:
+                self._journal(counter, n)
+            if self.ledger is not None:
+                lines.append((self.role or "client", counter, n))
+            if stage is not None:
+                add_usage(self.stage_usage, stage, **{counter: n})
+                if self.stage_journal is not None:
+                    self.stage_journal(stage, counter, n)
+                if self.ledger is not None:
+                    lines.append((f"stage:{stage}", counter, n))
+        if lines:
+            self.ledger.add_many(lines)  # type: ignore[union-attr]
 
     def _count_extra_request(self) -> None:
         self._bump("backend_calls")
@@ -491,13 +512,10 @@ class Client:
         return sum(len(m.content) for m in messages) / 4.0 + params.max_tokens
 
     def _count_attempt(self, attempt: int) -> None:
-        self._bump("backend_calls")
-        if attempt > 1:
-            self._bump("retries")
+        self._bump_many((("backend_calls", 1), ("retries", 1)) if attempt > 1 else (("backend_calls", 1),))
 
     def _count_preflight(self, attempt: int) -> None:
-        self._bump("backend_calls")
-        self._bump("preflight_calls")
+        self._bump_many((("backend_calls", 1), ("preflight_calls", 1)))
 
     async def _generate(self, messages: list[Message], params: GenerateParams) -> Completion:
         token = REQUEST_COUNTER.set(self._count_extra_request)
@@ -540,8 +558,8 @@ class Client:
                 self._raise_fatal(error)
             return CallResult(ok=False, error=self._guard.failure_reason(error), error_kind=error_kind(error),
                               attempts=attempts, cache_key=key)
-        self._bump("input_tokens", completion.usage.input_tokens)
-        self._bump("output_tokens", completion.usage.output_tokens)
+        self._bump_many((("input_tokens", completion.usage.input_tokens),
+                         ("output_tokens", completion.usage.output_tokens)))
         if self.cache is not None:
             self.cache.put(key, completion, backend=self.backend.name)
         return CallResult(ok=True, text=completion.text, completion=completion, attempts=attempts,
