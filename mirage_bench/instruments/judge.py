@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mirage_bench.backends.base import GenerateParams
@@ -162,6 +163,12 @@ def format_ground_truth(ground_truth: Mapping[str, Any]) -> str:
 
 def judge_prompt_sha256(templates: Sequence[str] = JUDGE_TEMPLATES) -> str:
     """One digest of the three judge templates' sha256s (the ``judge_prompt_sha256`` column)."""
+    return _prompt_digest(tuple(templates))
+
+
+@lru_cache(maxsize=64)
+def _prompt_digest(templates: tuple[str, ...]) -> str:
+    # the templates are memoised for the process (``instruments.common.template``): so is their digest
     from mirage_bench.instruments.common import template
 
     joined = "\n".join(f"{name}:{template(name).sha256}" for name in templates)
