@@ -157,8 +157,9 @@ async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Pa
     backend = OpenAIBackend("bench-judge", base_url=base_url, api_key="x",
                             transport="httpx" if "httpx" in mode else "auto")
     ledger = UsageLedger(cache_path.with_suffix(".usage.log"))
-    client = Client(backend, ClientConfig(concurrency=concurrency, timeout_s=60.0), ResponseCache(cache_path),
-                    role="judge", ledger=ledger)
+    cache = ResponseCache(cache_path, group_commit=True)  # as a run opens its cache
+    client = Client(backend, ClientConfig(concurrency=concurrency, timeout_s=60.0), cache, role="judge",
+                    ledger=ledger)
 
     async def one(persona: object, task: str, response: str) -> object:
         with stage("judge"):  # as the run's pipeline does: usage per stage, journalled per request

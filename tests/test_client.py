@@ -341,3 +341,37 @@ def test_cache_syncs_normal_under_wal_and_survives_a_killed_writer(tmp_path) -> 
     assert result.returncode == 9, result.stderr
     reopened = ResponseCache(path)
     assert len(reopened) == 50 and reopened.get("k49").text == "49"
+
+
+async def test_group_commit_commits_at_the_next_loop_iteration(tmp_path) -> None:
+    """Grouped puts are readable at once here, committed for other connections a loop iteration later."""
+    path = tmp_path / "cache.sqlite"
+    cache = ResponseCache(path, group_commit=True)
+    for i in range(5):
+        cache.put(f"k{i}", Completion(text=str(i)))
+    assert cache.get("k3").text == "3" and len(cache) == 5  # own connection: visible at once
+    outside = sqlite3.connect(path)
+    assert outside.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 0  # not committed yet
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert outside.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 5
+    # a second connection of this process writing from the same loop never waits for the open group
+    cache.put("k5", Completion(text="5"))
+    other = ResponseCache(path, busy_timeout_s=1.0)
+    other.put("k6", Completion(text="6"))
+    assert other.get("k5").text == "5"
+    cache.put("k7", Completion(text="7"))
+    cache.close()  # commits the open group
+    assert outside.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 8
+    other.close()
+    outside.close()
+
+
+def test_group_commit_outside_a_loop_commits_each_put(tmp_path) -> None:
+    path = tmp_path / "cache.sqlite"
+    cache = ResponseCache(path, group_commit=True)
+    cache.put("k", Completion(text="x"))
+    with sqlite3.connect(path) as outside:
+        assert outside.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
+    cache.close()
+    cache.close()  # idempotent

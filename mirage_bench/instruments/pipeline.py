@@ -484,7 +484,10 @@ def run_session(
             for rec in responses_to_seed:
                 if rec.key() not in have:
                     store.append(rec)
-        cache = ResponseCache(Path(cache_path) if cache_path else run.path / "cache.sqlite")
+        # group commit: the puts of one loop iteration share a commit (cache.py: a kill -9 can cost
+        # the last iteration's rows one repeated call each; records and usage are written apart)
+        cache = ResponseCache(Path(cache_path) if cache_path else run.path / "cache.sqlite",
+                              group_commit=True)
         config = ClientConfig(**{"concurrency": concurrency, **(client_options or {})})
         ledger = run.ledger()
         ledger.seed(manifest.usage)
