@@ -197,9 +197,11 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[Pass] = []
     with tempfile.TemporaryDirectory() as tmp:
         for latency in args.latency_s:
-            proc, base_url = start_server(latency)
-            try:
-                for mode in args.modes:
+            for mode in args.modes:
+                # a fresh server per pass: it keeps every request body, and a heap grown by the
+                # earlier passes would slow the later rows
+                proc, base_url = start_server(latency)
+                try:
                     if mode == "raw aiohttp":
                         rows.append(asyncio.run(raw_pass(base_url, latency, args.concurrency, items)))
                     elif mode == "openai SDK alone":
@@ -208,9 +210,9 @@ def main(argv: list[str] | None = None) -> None:
                         cache = Path(tmp) / f"cache-{mode}-{latency}.sqlite"
                         rows.append(asyncio.run(engine_pass(mode, base_url, latency, cache, args.concurrency,
                                                             items)))
-            finally:
-                proc.terminate()
-                proc.wait(10)
+                finally:
+                    proc.terminate()
+                    proc.wait(10)
 
     print(f"judge stage, N={args.n} requests per pass, concurrency {args.concurrency}, server in its own "
           f"process; {os.cpu_count()} CPUs, 1-min load average {load_before:.1f} before / "
