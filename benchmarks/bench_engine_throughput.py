@@ -4,15 +4,20 @@ The server (``tests/openai_server.py``) runs as a separate process so it does no
 process's interpreter lock; it answers every request after a fixed latency with schema-valid judge
 JSON. For each latency the same N judge requests are sent, at the same concurrency, by:
 
-* ``raw aiohttp`` - one ``aiohttp.ClientSession`` posting the judge request body and decoding the
-  JSON answer: the transport's ceiling on this machine;
+* ``raw aiohttp`` - one ``aiohttp.ClientSession`` encoding and posting the judge request body and
+  decoding the JSON answer: the transport's ceiling on this machine;
+* ``openai SDK alone`` - the same bodies through ``openai.AsyncOpenAI(http_client=DefaultAioHttpClient())
+  .post("/chat/completions", cast_to=object)`` in a bare loop (no engine): the floor the provider's SDK
+  itself sets, which the engine cannot beat while it stays on the SDK;
 * ``engine`` - :func:`mirage_bench.instruments.judge.judge_text` through ``Client(openai:...@server)``
-  with its sqlite cache (what ``mirage-bench run`` does): the openai SDK on its aiohttp transport
-  (``openai[aiohttp]``), one SDK client per event loop;
+  with its sqlite cache and the run's usage ledger journalling every request (what ``mirage-bench run``
+  does): the openai SDK on its aiohttp transport (``openai[aiohttp]``), one SDK client per event loop;
 * ``engine, httpx SDK transport`` - the same with the SDK's default httpx transport.
 
-Reported: wall time, requests the server answered per second, the ideal ``concurrency / latency``
-and each row's ratio to the raw client of the same latency. Run:
+Reported: wall time, requests the server answered per second, the ideal ``concurrency / latency``,
+each row's ratio to the raw client and to the SDK alone at the same latency, and this process's CPU
+time per request (the server runs elsewhere; on a loaded machine this column moves far less than the
+rates do). Run:
 ``python benchmarks/bench_engine_throughput.py`` (``--n 1500 --concurrency 64 --latency-s 0.05 0.5``).
 """
 
@@ -41,6 +46,8 @@ class Pass:
     wall_s: float
     requests: int
     ok: int
+    #: This process's CPU seconds over the timed part (the server is another process).
+    cpu_s: float = 0.0
 
 
 def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
@@ -79,31 +86,63 @@ async def raw_pass(base_url: str, latency_s: float, concurrency: int,
     """The same judge requests through a bare aiohttp session (no SDK, no engine)."""
     import aiohttp
 
-    from mirage_bench.instruments.judge import build_judge_messages
-    from mirage_bench.instruments.parsing import JUDGE_OUTPUT_SCHEMA
-
-    schema = {"name": "response", "schema": JUDGE_OUTPUT_SCHEMA, "strict": False}
-    bodies = [json.dumps({
-        "model": "bench-judge", "temperature": 0.0, "max_tokens": 4096,
-        "messages": [{"role": m.role, "content": m.content}
-                     for m in build_judge_messages(p, t, r)],  # type: ignore[arg-type]
-        "response_format": {"type": "json_schema", "json_schema": schema},
-    }) for p, t, r in items]
+    bodies = sdk_bodies(items)
     semaphore = asyncio.Semaphore(concurrency)
     ok = 0
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector, headers={"Content-Type": "application/json",
                                                                    "Authorization": "Bearer x"}) as session:
-        async def one(body: str) -> None:
+        async def one(body: dict[str, object]) -> None:
             nonlocal ok
-            async with semaphore, session.post(f"{base_url}/chat/completions", data=body) as response:
+            url = f"{base_url}/chat/completions"
+            async with semaphore, session.post(url, data=json.dumps(body)) as response:
                 data = await response.json()
                 ok += bool(data["choices"][0]["message"]["content"])
 
-        start = time.perf_counter()
+        async with session.get(f"{base_url}/models") as warm_up:  # like the engine's preflight
+            await warm_up.read()
+        start, cpu = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one(b) for b in bodies))
-        wall = time.perf_counter() - start
-    return Pass("raw aiohttp", latency_s, wall, len(bodies), ok)
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return Pass("raw aiohttp", latency_s, wall, len(bodies), ok, cpu)
+
+
+def sdk_bodies(items: list[tuple[object, str, str]]) -> list[dict[str, object]]:
+    """The judge request bodies exactly as the engine's openai backend sends them."""
+    from mirage_bench.backends.base import GenerateParams
+    from mirage_bench.backends.openai_api import OpenAIBackend
+    from mirage_bench.instruments.judge import build_judge_messages
+    from mirage_bench.instruments.parsing import JUDGE_OUTPUT_SCHEMA
+
+    backend = OpenAIBackend("bench-judge", base_url="http://unused/v1", api_key="x")
+    params = GenerateParams(temperature=0.0, max_tokens=4096, seed=0, json_schema=JUDGE_OUTPUT_SCHEMA)
+    return [backend._request(build_judge_messages(p, t, r), params, "json_schema")  # type: ignore[arg-type]
+            for p, t, r in items]
+
+
+async def sdk_pass(base_url: str, latency_s: float, concurrency: int,
+                   items: list[tuple[object, str, str]]) -> Pass:
+    """The same judge requests through the openai SDK alone (its aiohttp transport, no engine)."""
+    import openai
+
+    bodies = sdk_bodies(items)
+    sdk = openai.AsyncOpenAI(api_key="x", base_url=base_url, max_retries=0,
+                             http_client=openai.DefaultAioHttpClient())
+    semaphore = asyncio.Semaphore(concurrency)
+    ok = 0
+
+    async def one(body: dict[str, object]) -> None:
+        nonlocal ok
+        async with semaphore:
+            data = await sdk.post("/chat/completions", cast_to=object, body=body)
+            ok += bool(data["choices"][0]["message"]["content"])  # type: ignore[index]
+
+    await sdk.models.list()  # one warm-up request, like the engine's preflight
+    start, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(one(b) for b in bodies))
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    await sdk.close()
+    return Pass("openai SDK alone", latency_s, wall, len(bodies), ok, cpu)
 
 
 async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Path, concurrency: int,
@@ -112,16 +151,30 @@ async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Pa
     from mirage_bench.backends.openai_api import OpenAIBackend
     from mirage_bench.client import Client, ClientConfig, ResponseCache
     from mirage_bench.instruments.judge import judge_text
+    from mirage_bench.runs import UsageLedger
+    from mirage_bench.usage import stage
 
     backend = OpenAIBackend("bench-judge", base_url=base_url, api_key="x",
                             transport="httpx" if "httpx" in mode else "auto")
-    client = Client(backend, ClientConfig(concurrency=concurrency, timeout_s=60.0), ResponseCache(cache_path))
-    start = time.perf_counter()
-    judgments = await asyncio.gather(*(judge_text(client, p, t, r) for p, t, r in items))  # type: ignore[arg-type]
-    wall = time.perf_counter() - start
+    ledger = UsageLedger(cache_path.with_suffix(".usage.log"))
+    cache = ResponseCache(cache_path, group_commit=True)  # as a run opens its cache
+    client = Client(backend, ClientConfig(concurrency=concurrency, timeout_s=60.0), cache, role="judge",
+                    ledger=ledger)
+
+    async def one(persona: object, task: str, response: str) -> object:
+        with stage("judge"):  # as the run's pipeline does: usage per stage, journalled per request
+            return await judge_text(client, persona, task, response)  # type: ignore[arg-type]
+
+    await client.preflight()  # as a run does before its first real call (it also builds the SDK client)
+    start, cpu = time.perf_counter(), time.process_time()
+    judgments = await asyncio.gather(*(one(p, t, r) for p, t, r in items))
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     await client.aclose()
     client.cache.close()  # type: ignore[union-attr]
-    return Pass(mode, latency_s, wall, client.stats.backend_calls, sum(j.status == "ok" for j in judgments))
+    ledger.close()
+    assert ledger.totals["judge"]["backend_calls"] == client.stats.backend_calls
+    ok = sum(j.status == "ok" for j in judgments)  # type: ignore[attr-defined]
+    return Pass(mode, latency_s, wall, client.stats.backend_calls - client.stats.preflight_calls, ok, cpu)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -131,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency-s", type=float, nargs="+", default=[0.05, 0.5])
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--modes", nargs="+",
-                        default=["raw aiohttp", "engine", "engine, httpx SDK transport"])
+                        default=["raw aiohttp", "openai SDK alone", "engine", "engine, httpx SDK transport"])
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
 
@@ -144,31 +197,40 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[Pass] = []
     with tempfile.TemporaryDirectory() as tmp:
         for latency in args.latency_s:
-            proc, base_url = start_server(latency)
-            try:
-                for mode in args.modes:
+            for mode in args.modes:
+                # a fresh server per pass: it keeps every request body, and a heap grown by the
+                # earlier passes would slow the later rows
+                proc, base_url = start_server(latency)
+                try:
                     if mode == "raw aiohttp":
                         rows.append(asyncio.run(raw_pass(base_url, latency, args.concurrency, items)))
+                    elif mode == "openai SDK alone":
+                        rows.append(asyncio.run(sdk_pass(base_url, latency, args.concurrency, items)))
                     else:
                         cache = Path(tmp) / f"cache-{mode}-{latency}.sqlite"
                         rows.append(asyncio.run(engine_pass(mode, base_url, latency, cache, args.concurrency,
                                                             items)))
-            finally:
-                proc.terminate()
-                proc.wait(10)
+                finally:
+                    proc.terminate()
+                    proc.wait(10)
 
     print(f"judge stage, N={args.n} requests per pass, concurrency {args.concurrency}, server in its own "
           f"process; {os.cpu_count()} CPUs, 1-min load average {load_before:.1f} before / "
           f"{os.getloadavg()[0]:.1f} after")
-    columns = ("mode", "latency ms", "wall s", "requests", "ok", "req/s", "ideal", "vs raw aiohttp")
+    columns = ("mode", "latency ms", "wall s", "requests", "ok", "req/s", "ideal", "vs raw aiohttp",
+               "vs SDK alone", "client CPU ms/req")
     raw = {r.latency_s: r for r in rows if r.mode == "raw aiohttp"}
+    sdk = {r.latency_s: r for r in rows if r.mode == "openai SDK alone"}
     table = []
     for r in rows:
         rate = r.requests / r.wall_s
         base = raw.get(r.latency_s)
         ratio = f"{rate / (base.requests / base.wall_s):.2f}" if base else "-"
+        floor = sdk.get(r.latency_s)
+        vs_sdk = f"{rate / (floor.requests / floor.wall_s):.2f}" if floor else "-"
         table.append((r.mode, f"{r.latency_s * 1000:.0f}", f"{r.wall_s:.2f}", str(r.requests), str(r.ok),
-                      f"{rate:.0f}", f"{args.concurrency / r.latency_s:.0f}", ratio))
+                      f"{rate:.0f}", f"{args.concurrency / r.latency_s:.0f}", ratio, vs_sdk,
+                      f"{1000 * r.cpu_s / r.requests:.2f}"))
     widths = [max(len(col), *(len(row[i]) for row in table)) for i, col in enumerate(columns)]
     print("| " + " | ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")

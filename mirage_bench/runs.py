@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -138,9 +139,10 @@ class RunLockedError(RuntimeError):
 class UsageLedger:
     """Append-only per-role counters in ``usage.log``: ``<role> <counter> <n>`` per line.
 
-    Each line is one ``os.write`` to a file opened with ``O_APPEND`` (no buffering, no fsync), so a
-    process killed at any moment, even with SIGKILL, leaves every line it wrote; a request is
-    journalled before it is sent. A torn last line (power loss) is ignored.
+    Each event's lines (:meth:`add_many`: a client's role and stage counters of one request, say) are
+    one ``os.write`` to a file opened with ``O_APPEND`` (no buffering, no fsync), so a process killed
+    at any moment, even with SIGKILL, leaves every line it wrote; a request is journalled before it
+    is sent. A torn last line (power loss) is ignored.
 
     >>> import tempfile
     >>> ledger = UsageLedger(Path(tempfile.mkdtemp()) / "usage.log")
@@ -171,13 +173,19 @@ class UsageLedger:
 
     def add(self, role: str, counter: str, n: int) -> None:
         """Add ``n`` to ``role``'s ``counter`` on disk, then in memory."""
+        self.add_many(((role, counter, n),))
+
+    def add_many(self, entries: Iterable[tuple[str, str, int]]) -> None:
+        """Add several ``(role, counter, n)`` at once: one ``os.write`` of all their lines, then in memory."""
         import os
 
+        entries = list(entries)
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(self._fd, f"{role} {counter} {n}\n".encode())
-        counters = self.totals.setdefault(role, {})
-        counters[counter] = counters.get(counter, 0) + n
+        os.write(self._fd, "".join(f"{role} {counter} {n}\n" for role, counter, n in entries).encode())
+        for role, counter, n in entries:
+            counters = self.totals.setdefault(role, {})
+            counters[counter] = counters.get(counter, 0) + n
 
     def journal(self, role: str) -> Any:
         """A ``journal(counter, n)`` callable for :class:`mirage_bench.client.Client`."""

@@ -180,3 +180,24 @@ def test_run_closing_closes_the_sdk_pool_inside_the_loop_even_on_failure(
     with pytest.raises(RuntimeError, match="run failed"):
         run_closing(boom(), client)
     assert client.backend.sdk.client is None and len(openai_server.requests) == 2
+
+
+async def test_body_sent_as_encoded_is_the_request(openai_server: FakeOpenAIServer) -> None:  # noqa: F811
+    """The body the backend encodes itself reaches the server intact (non-ASCII, control characters)."""
+    backend = backend_for(openai_server)
+    text = 'Caf\u00e9 \u4e2d\U0001F600 "q" \\ \n\t\x01 \u2028'
+    msgs = [Message(role="user", content=text)]
+    await backend.generate(msgs, GenerateParams(temperature=0.3, top_p=0.9, seed=7, json_schema=SCHEMA))
+    body = openai_server.requests[-1]
+    assert body["messages"] == [{"role": "user", "content": text}]
+    assert body["temperature"] == 0.3 and body["top_p"] == 0.9 and body["seed"] == 7
+    assert body["response_format"]["json_schema"]["schema"] == SCHEMA
+    await backend.aclose()
+
+
+async def test_a_nan_temperature_is_never_sent_as_null(openai_server: FakeOpenAIServer) -> None:  # noqa: F811
+    backend = backend_for(openai_server)
+    with pytest.raises(ValueError):  # the SDK's own encoder refuses it, as it always did
+        await backend.generate(MSGS, GenerateParams(temperature=float("nan")))
+    assert openai_server.requests == []
+    await backend.aclose()

@@ -205,6 +205,34 @@ def test_cache_key_depends_on_semantics_only() -> None:
     assert base != cache_key("openai:m", "m", MSGS, schema_params, "sha-a")
 
 
+def test_cache_key_recipe_is_unchanged() -> None:
+    """The fast key (orjson for the messages) gives the digest the one-``json.dumps`` recipe always gave."""
+    import random
+
+    from mirage_bench.cache import _reference_cache_key
+
+    messages = [Message(role="system", content='Judge \u00e9\u4e2d\U0001F600 "q" \\ \n\t\x00\x1f\x7f\u2028'),
+                Message(role="user", content="hi")]
+    params = GenerateParams(temperature=0.7, max_tokens=9, top_p=0.5, seed=3, stop=("\n",),
+                            json_schema={"type": "object", "properties": {"z": {"maxLength": 1e-07},
+                                                                          "a": {"type": "string"}}})
+    # computed by the first-wave implementation (a single sorted json.dumps): existing caches keep hitting
+    assert cache_key("openai:m@http://x/v1", "m", messages, params, ("s1", "s2")) == (
+        "a18433faea5bb84d8b4e820cc3c4a02adb2ecee48abda4b28e6bb1d5246f9ad5")
+    rng = random.Random(5)
+    alphabet = [chr(c) for c in (*range(0, 0x80), 0xE9, 0x2028, 0x4E2D, 0xFEFF, 0x1F600)]
+    for _ in range(300):
+        msgs = [Message(role=rng.choice(["system", "user", "assistant"]),
+                        content="".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))))
+                for _ in range(rng.randint(1, 3))]
+        shas = tuple(rng.choice(["a", "b\u00e9"]) for _ in range(rng.randint(0, 2)))
+        expected = _reference_cache_key("b", "s", msgs, params, list(shas))
+        assert cache_key("b", "s", msgs, params, shas) == expected
+    lone = [Message(role="user", content="\ud800")]  # a lone surrogate fails as it always did
+    with pytest.raises(UnicodeEncodeError):
+        cache_key("b", "s", lone, params)
+
+
 async def test_client_key_ignores_operational_settings(tmp_path) -> None:
     backend = ScriptedBackend()
     a = Client(backend, ClientConfig(timeout_s=1.0, max_attempts=1))
@@ -313,3 +341,37 @@ def test_cache_syncs_normal_under_wal_and_survives_a_killed_writer(tmp_path) -> 
     assert result.returncode == 9, result.stderr
     reopened = ResponseCache(path)
     assert len(reopened) == 50 and reopened.get("k49").text == "49"
+
+
+async def test_group_commit_commits_at_the_next_loop_iteration(tmp_path) -> None:
+    """Grouped puts are readable at once here, committed for other connections a loop iteration later."""
+    path = tmp_path / "cache.sqlite"
+    cache = ResponseCache(path, group_commit=True)
+    for i in range(5):
+        cache.put(f"k{i}", Completion(text=str(i)))
+    assert cache.get("k3").text == "3" and len(cache) == 5  # own connection: visible at once
+    outside = sqlite3.connect(path)
+    assert outside.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 0  # not committed yet
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert outside.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 5
+    # a second connection of this process writing from the same loop never waits for the open group
+    cache.put("k5", Completion(text="5"))
+    other = ResponseCache(path, busy_timeout_s=1.0)
+    other.put("k6", Completion(text="6"))
+    assert other.get("k5").text == "5"
+    cache.put("k7", Completion(text="7"))
+    cache.close()  # commits the open group
+    assert outside.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 8
+    other.close()
+    outside.close()
+
+
+def test_group_commit_outside_a_loop_commits_each_put(tmp_path) -> None:
+    path = tmp_path / "cache.sqlite"
+    cache = ResponseCache(path, group_commit=True)
+    cache.put("k", Completion(text="x"))
+    with sqlite3.connect(path) as outside:
+        assert outside.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
+    cache.close()
+    cache.close()  # idempotent

@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mirage_bench.backends.base import GenerateParams
@@ -84,7 +85,40 @@ def detect_injection(text: str) -> list[str]:
     >>> detect_injection("You love rock climbing and your cat Pixel.")
     []
     """
-    return [name for name, pattern in INJECTION_PATTERNS if pattern.search(text)]
+    folded = text.translate(_ASCII_FOLD).lower()
+    return [name for name, pattern in INJECTION_PATTERNS
+            if _MAY_MATCH[name](folded, text) and pattern.search(text)]
+
+
+#: The four non-ASCII letters that ``re.IGNORECASE`` equates with ASCII ones (the ``re`` docs): with
+#: them folded and the text lower-cased, every case-insensitive match of a pattern below contains
+#: its ASCII words in lower case, so a cheap substring test can rule a pattern out exactly.
+_ASCII_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
+def _any(folded: str, words: tuple[str, ...]) -> bool:
+    return any(word in folded for word in words)
+
+
+#: Per pattern, a necessary condition for a match, on (folded lower-case text, original text).
+#: ``re`` cannot skip ahead for a case-insensitive alternation, so scanning a 2 KB response with all
+#: seven patterns cost ~0.6 ms per judge call; these substring tests cost a few microseconds and
+#: leave the regexes (which alone decide) to the rare text that contains their words.
+#: ``tests/test_engine_judge.py`` checks that the result never differs from the regexes alone.
+_MAY_MATCH: dict[str, Callable[[str, str], bool]] = {
+    "ignore_instructions": lambda f, _: (_any(f, ("ignore", "disregard", "forget", "override"))
+                                         and _any(f, ("instruction", "prompt", "rules", "directions",
+                                                      "guidelines"))),
+    "label_directive": lambda f, _: (_any(f, ("label", "classify", "mark", "tag", "rate", "categori"))
+                                     and _any(f, ("grounded", "inferred", "fabricated"))),
+    "taxonomy_token": lambda _, t: _any(t, ("INFERRED_", "GROUNDED", "FABRICATED")),
+    "fake_delimiter": lambda f, _: (_any(f, ("<<<", ">>>", "response"))
+                                    or ("#" in f and _any(f, ("evidence", "ground truth", "request")))),
+    "role_tag": lambda f, _: (("<" in f and ">" in f) or "inst]" in f
+                              or (":" in f and _any(f, ("system", "assistant", "developer")))),
+    "new_instructions": lambda f, _: _any(f, ("instruction", "you are now", "judge", "evaluator", "grader")),
+    "json_verdict": lambda f, _: '"label"' in f or '"accuracy"' in f,
+}
 
 
 def boundary_token(response: str, seed: int) -> str:
@@ -129,6 +163,12 @@ def format_ground_truth(ground_truth: Mapping[str, Any]) -> str:
 
 def judge_prompt_sha256(templates: Sequence[str] = JUDGE_TEMPLATES) -> str:
     """One digest of the three judge templates' sha256s (the ``judge_prompt_sha256`` column)."""
+    return _prompt_digest(tuple(templates))
+
+
+@lru_cache(maxsize=64)
+def _prompt_digest(templates: tuple[str, ...]) -> str:
+    # the templates are memoised for the process (``instruments.common.template``): so is their digest
     from mirage_bench.instruments.common import template
 
     joined = "\n".join(f"{name}:{template(name).sha256}" for name in templates)

@@ -438,11 +438,6 @@ class Session:
             self.save()
 
 
-def _stage_journal(ledger: Any) -> Callable[[str, str, int], None]:
-    """Journal per-stage counters into the run's ledger as pseudo-roles ``stage:<name>``."""
-    return lambda stage, counter, n: ledger.add(f"stage:{stage}", counter, n)
-
-
 def _price(spec: str | None, given: tuple[float, float] | None) -> tuple[float, float] | None:
     """The price of ``spec``: ``given``, else the price table (:func:`mirage_bench.cost.lookup_price`)."""
     from mirage_bench.cost import lookup_price
@@ -489,7 +484,10 @@ def run_session(
             for rec in responses_to_seed:
                 if rec.key() not in have:
                     store.append(rec)
-        cache = ResponseCache(Path(cache_path) if cache_path else run.path / "cache.sqlite")
+        # group commit: the puts of one loop iteration share a commit (cache.py: a kill -9 can cost
+        # the last iteration's rows one repeated call each; records and usage are written apart)
+        cache = ResponseCache(Path(cache_path) if cache_path else run.path / "cache.sqlite",
+                              group_commit=True)
         config = ClientConfig(**{"concurrency": concurrency, **(client_options or {})})
         ledger = run.ledger()
         ledger.seed(manifest.usage)
@@ -501,8 +499,7 @@ def run_session(
                         ledger.add(f"stage:{name}", counter, int(n))
         for role, backend in (("model", model_backend), ("judge", judge_backend)):
             if backend is not None:
-                clients[role] = Client(backend, config, cache, journal=ledger.journal(role), role=role)
-                clients[role].stage_journal = _stage_journal(ledger)
+                clients[role] = Client(backend, config, cache, role=role, ledger=ledger)
         session = Session(run, manifest, clients, prices or {}, ledger)
         try:
             run_closing(
