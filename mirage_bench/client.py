@@ -34,6 +34,7 @@ import heapq
 import itertools
 import logging
 import re
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -248,8 +249,11 @@ class PrioritySemaphore:
         self._value += 1
 
 
-#: Semaphores shared per (backend, event loop) for backends that declare ``max_concurrency``.
-_SHARED_SEMAPHORES: dict[tuple[int, int], PrioritySemaphore] = {}
+#: Semaphores shared per (backend, event loop) for backends that declare ``max_concurrency``; weak
+#: keys, so a later backend or loop that reuses a dead one's ``id()`` never inherits its taken slots.
+_SHARED_SEMAPHORES: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[Any, PrioritySemaphore]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class _WaitBackoffOrRetryAfter(wait_base):
@@ -313,8 +317,11 @@ class CallGuard:
 
         self._loop = loop
         if self._shared_by is not None:
-            key = (id(self._shared_by), id(loop))
-            self._semaphore = _SHARED_SEMAPHORES.setdefault(key, PrioritySemaphore(self._limit))
+            try:
+                per_loop = _SHARED_SEMAPHORES.setdefault(self._shared_by, weakref.WeakKeyDictionary())
+                self._semaphore = per_loop.setdefault(loop, PrioritySemaphore(self._limit))
+            except TypeError:  # a backend that cannot be weakly referenced: this guard's own slots
+                self._semaphore = PrioritySemaphore(self._limit)
         else:
             self._semaphore = PrioritySemaphore(self._limit)
         rpm, tpm = self.config.requests_per_minute, self.config.tokens_per_minute

@@ -174,3 +174,17 @@ def test_a_second_worker_on_a_busy_store_says_so(tmp_path: Path) -> None:
         )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "another worker holds" in proc.stderr
+
+
+def test_importing_the_blocking_cli_patches_nothing() -> None:
+    """pytest's doctest collection imports every module under tests/: the fixture CLI must patch the
+    backends only when run as a program, or every later in-process worker judges 1 s per call."""
+    import importlib.util
+
+    import mirage_bench.runs as runs
+
+    before = runs.build_backend
+    spec = importlib.util.spec_from_file_location("blocking_cli_probe", BLOCKING_CLI)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert runs.build_backend is before
