@@ -46,13 +46,9 @@ class BatchLog:
         """``(submitted batches by id, ids of collected batches)``; a torn last line is ignored."""
         submitted: dict[str, dict[str, Any]] = {}
         collected: set[str] = set()
-        if not self.path.exists():
-            return submitted, collected
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        from mirage_bench.fileio import read_jsonl_lenient
+
+        for rec in read_jsonl_lenient(self.path, objects_only=True):
             if rec.get("event") == "submitted":
                 submitted[rec["batch_id"]] = rec
             elif rec.get("event") == "collected":

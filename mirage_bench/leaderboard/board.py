@@ -255,18 +255,13 @@ def row_from_run_dir(run_dir: Path) -> dict[str, Any]:
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     model = str(claims["model"].iloc[0]) if not claims.empty else str(manifest.get("model", run_dir.name))
     meta = RowMeta(model=model, submitted=str(manifest.get("finished_at") or "")[:10])
+    from mirage_bench.fileio import read_jsonl_lenient
     from mirage_bench.leaderboard.integrity import submission_flags
 
-    judgments: dict[tuple[str, str], dict[str, Any]] = {}
-    judgments_path = run_dir / "judgments.jsonl"
-    if judgments_path.exists():
-        for line in judgments_path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line) if line.strip() else None
-            except ValueError:
-                continue  # a torn last line: that response is not judged yet
-            if isinstance(rec, dict):
-                judgments[(str(rec.get("persona_id")), str(rec.get("task_id")))] = rec
+    judgments = {  # a torn last line is skipped: that response is not judged yet
+        (str(rec.get("persona_id")), str(rec.get("task_id"))): rec
+        for rec in read_jsonl_lenient(run_dir / "judgments.jsonl", objects_only=True)
+    }
     ok = [j for j in judgments.values() if j.get("status") == "ok"]
     row = measured_row(
         claims,

@@ -337,14 +337,9 @@ class Worker:
 
     def _one_judge(self, request: SubmissionRequest, judgments_path: Path) -> None:
         """Set aside verdicts of another judge (a judge change between two starts): never mix two."""
-        if not judgments_path.exists():
-            return
-        judges = set()
-        for line in judgments_path.read_text(encoding="utf-8").splitlines():
-            try:
-                judges.add(json.loads(line).get("judge"))
-            except ValueError:
-                continue
+        from mirage_bench.fileio import read_jsonl_lenient
+
+        judges = {rec.get("judge") for rec in read_jsonl_lenient(judgments_path, objects_only=True)}
         if judges <= {self.judge}:
             return
         others = sorted(str(j) for j in judges - {self.judge})
