@@ -64,6 +64,15 @@ def test_version_option_prints_package_version() -> None:
     assert result.exit_code == 0 and result.stdout.strip() == mirage_bench.__version__
 
 
+def test_python_dash_m_runs_the_cli() -> None:
+    """``python -m mirage_bench`` is the same CLI as the ``mirage-bench`` script."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mirage_bench", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == mirage_bench.__version__
+
+
 def _blocked(module: str, code: str) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter where ``module`` cannot be imported (an extra not installed)."""
     blocker = (
