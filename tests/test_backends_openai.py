@@ -211,9 +211,21 @@ def test_chat_options_url_is_the_sdks_own(base_url: str | None) -> None:
 
     backend = OpenAIBackend("m", base_url=base_url, api_key="k")
     sdk = backend._new_sdk_client()
-    assert backend._chat_options(sdk).url == str(sdk._prepare_url("/chat/completions"))
-    assert backend._chat_options(sdk) is backend._chat_options(sdk)  # one template per SDK client
-    assert backend._chat_options(backend._new_sdk_client()) is not backend._chat_options(sdk)
+    options, _ = backend._chat_options(sdk)
+    assert options.url == str(sdk._prepare_url("/chat/completions"))
+    assert backend._chat_options(sdk)[0] is options  # one template per SDK client
+    assert backend._chat_options(backend._new_sdk_client())[0] is not options
+
+
+@pytest.mark.parametrize("transport", ["auto", "httpx"])
+async def test_raw_response_class_is_what_the_sdk_returns_raw(
+        openai_server: FakeOpenAIServer, transport: str) -> None:  # noqa: F811
+    backend = make_backend(f"openai:test-model@{openai_server.base_url}", transport=transport)
+    sdk = backend.sdk.get()
+    raw = await sdk.get("/models", cast_to=backend._chat_options(sdk)[1])
+    assert isinstance(raw, backend._chat_options(sdk)[1]) and raw.status_code == 200
+    assert json.loads(raw.content)["data"]
+    await backend.aclose()
 
 
 async def test_chat_request_is_the_one_post_builds(openai_server: FakeOpenAIServer) -> None:  # noqa: F811
