@@ -14,15 +14,17 @@ JSON. For each latency the same N judge requests are sent, at the same concurren
   the body encoded and the raw response decoded by orjson), the floor the engine cannot beat while
   it stays on the SDK;
 * ``engine`` - :func:`mirage_bench.instruments.judge.judge_text` through ``Client(openai:...@server)``
-  with its sqlite cache and the run's usage ledger journalling every request (what ``mirage-bench run``
-  does): the openai SDK on its aiohttp transport (``openai[aiohttp]``), one SDK client per event loop;
+  with its sqlite cache and the run's usage ledger journalling every request (what ``mirage-bench
+  run`` does): the openai SDK on its aiohttp transport (``openai[aiohttp]``), one SDK client per
+  event loop;
 * ``engine, httpx SDK transport`` - the same with the SDK's default httpx transport.
 
-Reported: wall time, requests the server answered per second, the ideal ``concurrency / latency``,
-each row's ratio to the raw client and to the SDK alone at the same latency, this process's CPU
-time per request (on a loaded machine this column moves far less than the rates do), the server
-process's CPU time per request (read from ``/proc``; ``-`` elsewhere) and the 1-minute load average
-at the end of the pass. Run:
+Every row's timed part runs under the run's collector settings
+(:func:`~mirage_bench.instruments.pipeline.throughput_gc`). Reported: wall time, requests the
+server answered per second, the ideal ``concurrency / latency``, each row's ratio to the raw client
+and to the SDK alone at the same latency, this process's CPU time per request (on a loaded machine
+this column moves far less than the rates do), the server process's CPU time per request (read
+from ``/proc``; ``-`` elsewhere) and the 1-minute load average at the end of the pass. Run:
 ``python benchmarks/bench_engine_throughput.py`` (``--n 1500 --concurrency 64 --latency-s 0.05 0.5``).
 """
 
@@ -38,6 +40,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -66,6 +69,21 @@ def process_cpu_s(pid: int) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def timed_gather(aws: list[Any]) -> tuple[list[Any], float, float]:
+    """``asyncio.gather(*aws)`` with its wall and CPU seconds, inside the run's collector settings.
+
+    Every row runs under :func:`~mirage_bench.instruments.pipeline.throughput_gc`, as a run's
+    pipeline does around its work: without it a pass of the SDK rows could take a full collection
+    (~50 ms, the loop stalled) and another not, which the ratios would show as noise.
+    """
+    from mirage_bench.instruments.pipeline import throughput_gc
+
+    with throughput_gc():
+        start, cpu = time.perf_counter(), time.process_time()
+        results = await asyncio.gather(*aws)
+        return results, time.perf_counter() - start, time.process_time() - cpu
 
 
 def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
@@ -119,9 +137,7 @@ async def raw_pass(base_url: str, latency_s: float, concurrency: int,
 
         async with session.get(f"{base_url}/models") as warm_up:  # like the engine's preflight
             await warm_up.read()
-        start, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(one(b) for b in bodies))
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        _, wall, cpu = await timed_gather([one(b) for b in bodies])
     return Pass("raw aiohttp", latency_s, wall, len(bodies), ok, cpu)
 
 
@@ -156,9 +172,7 @@ async def sdk_pass(base_url: str, latency_s: float, concurrency: int,
             ok += bool(data["choices"][0]["message"]["content"])  # type: ignore[index]
 
     await sdk.models.list()  # one warm-up request, like the engine's preflight
-    start, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(one(b) for b in bodies))
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    _, wall, cpu = await timed_gather([one(b) for b in bodies])
     await sdk.close()
     return Pass("openai SDK alone", latency_s, wall, len(bodies), ok, cpu)
 
@@ -184,9 +198,7 @@ async def backend_pass(base_url: str, latency_s: float, concurrency: int,
             ok += bool(completion.text)
 
     await backend.preflight()  # one warm-up request, like the engine's preflight
-    start, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(one(m) for m in messages))
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    _, wall, cpu = await timed_gather([one(m) for m in messages])
     await backend.aclose()
     return Pass("openai backend alone", latency_s, wall, len(messages), ok, cpu)
 
@@ -212,9 +224,7 @@ async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Pa
             return await judge_text(client, persona, task, response)  # type: ignore[arg-type]
 
     await client.preflight()  # as a run does before its first real call (it also builds the SDK client)
-    start, cpu = time.perf_counter(), time.process_time()
-    judgments = await asyncio.gather(*(one(p, t, r) for p, t, r in items))
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    judgments, wall, cpu = await timed_gather([one(p, t, r) for p, t, r in items])
     await client.aclose()
     client.cache.close()  # type: ignore[union-attr]
     ledger.close()
