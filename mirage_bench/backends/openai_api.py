@@ -158,8 +158,8 @@ class OpenAIBackend(FlaggedRetry):
         self.transport = transport
         #: The AsyncOpenAI client of the running loop.
         self.sdk = LoopBoundClient(self._new_sdk_client)
-        #: (SDK client, its chat-completions request options template): see :meth:`_chat_options`.
-        self._chat_template: tuple[Any, Any] | None = None
+        #: (SDK client, its chat-completions request options, its raw response class): :meth:`_chat_options`.
+        self._chat_template: tuple[Any, Any, type] | None = None
 
     def _new_sdk_client(self) -> Any:
         import openai
