@@ -7,17 +7,24 @@ JSON. For each latency the same N judge requests are sent, at the same concurren
 * ``raw aiohttp`` - one ``aiohttp.ClientSession`` encoding and posting the judge request body and
   decoding the JSON answer: the transport's ceiling on this machine;
 * ``openai SDK alone`` - the same bodies through ``openai.AsyncOpenAI(http_client=DefaultAioHttpClient())
-  .post("/chat/completions", cast_to=object)`` in a bare loop (no engine): the floor the provider's SDK
-  itself sets, which the engine cannot beat while it stays on the SDK;
+  .post("/chat/completions", body=..., cast_to=object)`` in a bare loop (no engine): the provider's
+  SDK used as its README shows for any endpoint;
+* ``openai backend alone`` - :meth:`OpenAIBackend.generate` in a bare loop (no client, cache or judge):
+  the engine's own way through the same SDK client (``request`` with options built once per client,
+  the body encoded and the raw response decoded by orjson), the floor the engine cannot beat while
+  it stays on the SDK;
 * ``engine`` - :func:`mirage_bench.instruments.judge.judge_text` through ``Client(openai:...@server)``
-  with its sqlite cache and the run's usage ledger journalling every request (what ``mirage-bench run``
-  does): the openai SDK on its aiohttp transport (``openai[aiohttp]``), one SDK client per event loop;
+  with its sqlite cache and the run's usage ledger journalling every request (what ``mirage-bench
+  run`` does): the openai SDK on its aiohttp transport (``openai[aiohttp]``), one SDK client per
+  event loop;
 * ``engine, httpx SDK transport`` - the same with the SDK's default httpx transport.
 
-Reported: wall time, requests the server answered per second, the ideal ``concurrency / latency``,
-each row's ratio to the raw client and to the SDK alone at the same latency, and this process's CPU
-time per request (the server runs elsewhere; on a loaded machine this column moves far less than the
-rates do). Run:
+Every row's timed part runs under the run's collector settings
+(:func:`~mirage_bench.instruments.pipeline.throughput_gc`). Reported: wall time, requests the
+server answered per second, the ideal ``concurrency / latency``, each row's ratio to the raw client
+and to the SDK alone at the same latency, this process's CPU time per request (on a loaded machine
+this column moves far less than the rates do), the server process's CPU time per request (read
+from ``/proc``; ``-`` elsewhere) and the 1-minute load average at the end of the pass. Run:
 ``python benchmarks/bench_engine_throughput.py`` (``--n 1500 --concurrency 64 --latency-s 0.05 0.5``).
 """
 
@@ -33,6 +40,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,6 +56,34 @@ class Pass:
     ok: int
     #: This process's CPU seconds over the timed part (the server is another process).
     cpu_s: float = 0.0
+    #: The server process's CPU seconds over the pass (preflight included); None where unreadable.
+    server_cpu_s: float | None = None
+    #: The 1-minute load average when the pass ended.
+    load: float = 0.0
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` from ``/proc`` (None where there is no ``/proc``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def timed_gather(aws: list[Any]) -> tuple[list[Any], float, float]:
+    """``asyncio.gather(*aws)`` with its wall and CPU seconds, inside the run's collector settings.
+
+    Every row runs under :func:`~mirage_bench.instruments.pipeline.throughput_gc`, as a run's
+    pipeline does around its work: without it a pass of the SDK rows could take a full collection
+    (~50 ms, the loop stalled) and another not, which the ratios would show as noise.
+    """
+    from mirage_bench.instruments.pipeline import throughput_gc
+
+    with throughput_gc():
+        start, cpu = time.perf_counter(), time.process_time()
+        results = await asyncio.gather(*aws)
+        return results, time.perf_counter() - start, time.process_time() - cpu
 
 
 def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
@@ -101,9 +137,7 @@ async def raw_pass(base_url: str, latency_s: float, concurrency: int,
 
         async with session.get(f"{base_url}/models") as warm_up:  # like the engine's preflight
             await warm_up.read()
-        start, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(one(b) for b in bodies))
-        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        _, wall, cpu = await timed_gather([one(b) for b in bodies])
     return Pass("raw aiohttp", latency_s, wall, len(bodies), ok, cpu)
 
 
@@ -138,11 +172,35 @@ async def sdk_pass(base_url: str, latency_s: float, concurrency: int,
             ok += bool(data["choices"][0]["message"]["content"])  # type: ignore[index]
 
     await sdk.models.list()  # one warm-up request, like the engine's preflight
-    start, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(one(b) for b in bodies))
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    _, wall, cpu = await timed_gather([one(b) for b in bodies])
     await sdk.close()
     return Pass("openai SDK alone", latency_s, wall, len(bodies), ok, cpu)
+
+
+async def backend_pass(base_url: str, latency_s: float, concurrency: int,
+                       items: list[tuple[object, str, str]]) -> Pass:
+    """The same judge requests through ``OpenAIBackend.generate`` alone (no client, cache or judge)."""
+    from mirage_bench.backends.base import GenerateParams
+    from mirage_bench.backends.openai_api import OpenAIBackend
+    from mirage_bench.instruments.judge import build_judge_messages
+    from mirage_bench.instruments.parsing import JUDGE_OUTPUT_SCHEMA
+
+    backend = OpenAIBackend("bench-judge", base_url=base_url, api_key="x")
+    params = GenerateParams(temperature=0.0, max_tokens=4096, seed=0, json_schema=JUDGE_OUTPUT_SCHEMA)
+    messages = [build_judge_messages(p, t, r) for p, t, r in items]  # type: ignore[arg-type]
+    semaphore = asyncio.Semaphore(concurrency)
+    ok = 0
+
+    async def one(msgs: list[object]) -> None:
+        nonlocal ok
+        async with semaphore:
+            completion = await backend.generate(msgs, params)  # type: ignore[arg-type]
+            ok += bool(completion.text)
+
+    await backend.preflight()  # one warm-up request, like the engine's preflight
+    _, wall, cpu = await timed_gather([one(m) for m in messages])
+    await backend.aclose()
+    return Pass("openai backend alone", latency_s, wall, len(messages), ok, cpu)
 
 
 async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Path, concurrency: int,
@@ -166,9 +224,7 @@ async def engine_pass(mode: str, base_url: str, latency_s: float, cache_path: Pa
             return await judge_text(client, persona, task, response)  # type: ignore[arg-type]
 
     await client.preflight()  # as a run does before its first real call (it also builds the SDK client)
-    start, cpu = time.perf_counter(), time.process_time()
-    judgments = await asyncio.gather(*(one(p, t, r) for p, t, r in items))
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    judgments, wall, cpu = await timed_gather([one(p, t, r) for p, t, r in items])
     await client.aclose()
     client.cache.close()  # type: ignore[union-attr]
     ledger.close()
@@ -184,7 +240,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency-s", type=float, nargs="+", default=[0.05, 0.5])
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--modes", nargs="+",
-                        default=["raw aiohttp", "openai SDK alone", "engine", "engine, httpx SDK transport"])
+                        default=["raw aiohttp", "openai SDK alone", "openai backend alone", "engine",
+                                 "engine, httpx SDK transport"])
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
 
@@ -201,15 +258,23 @@ def main(argv: list[str] | None = None) -> None:
                 # a fresh server per pass: it keeps every request body, and a heap grown by the
                 # earlier passes would slow the later rows
                 proc, base_url = start_server(latency)
+                server_cpu = process_cpu_s(proc.pid)
                 try:
                     if mode == "raw aiohttp":
-                        rows.append(asyncio.run(raw_pass(base_url, latency, args.concurrency, items)))
+                        row = asyncio.run(raw_pass(base_url, latency, args.concurrency, items))
                     elif mode == "openai SDK alone":
-                        rows.append(asyncio.run(sdk_pass(base_url, latency, args.concurrency, items)))
+                        row = asyncio.run(sdk_pass(base_url, latency, args.concurrency, items))
+                    elif mode == "openai backend alone":
+                        row = asyncio.run(backend_pass(base_url, latency, args.concurrency, items))
                     else:
                         cache = Path(tmp) / f"cache-{mode}-{latency}.sqlite"
-                        rows.append(asyncio.run(engine_pass(mode, base_url, latency, cache, args.concurrency,
-                                                            items)))
+                        row = asyncio.run(engine_pass(mode, base_url, latency, cache, args.concurrency,
+                                                      items))
+                    after = process_cpu_s(proc.pid)
+                    if server_cpu is not None and after is not None:
+                        row.server_cpu_s = after - server_cpu
+                    row.load = os.getloadavg()[0]
+                    rows.append(row)
                 finally:
                     proc.terminate()
                     proc.wait(10)
@@ -218,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
           f"process; {os.cpu_count()} CPUs, 1-min load average {load_before:.1f} before / "
           f"{os.getloadavg()[0]:.1f} after")
     columns = ("mode", "latency ms", "wall s", "requests", "ok", "req/s", "ideal", "vs raw aiohttp",
-               "vs SDK alone", "client CPU ms/req")
+               "vs SDK alone", "client CPU ms/req", "server CPU ms/req", "load")
     raw = {r.latency_s: r for r in rows if r.mode == "raw aiohttp"}
     sdk = {r.latency_s: r for r in rows if r.mode == "openai SDK alone"}
     table = []
@@ -230,7 +295,9 @@ def main(argv: list[str] | None = None) -> None:
         vs_sdk = f"{rate / (floor.requests / floor.wall_s):.2f}" if floor else "-"
         table.append((r.mode, f"{r.latency_s * 1000:.0f}", f"{r.wall_s:.2f}", str(r.requests), str(r.ok),
                       f"{rate:.0f}", f"{args.concurrency / r.latency_s:.0f}", ratio, vs_sdk,
-                      f"{1000 * r.cpu_s / r.requests:.2f}"))
+                      f"{1000 * r.cpu_s / r.requests:.2f}",
+                      "-" if r.server_cpu_s is None else f"{1000 * r.server_cpu_s / r.requests:.2f}",
+                      f"{r.load:.1f}"))
     widths = [max(len(col), *(len(row[i]) for row in table)) for i, col in enumerate(columns)]
     print("| " + " | ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")

@@ -69,8 +69,7 @@ def cache_key(
     False
     """
     shas = [prompt_sha256] if isinstance(prompt_sha256, str) else list(prompt_sha256)
-    params_json = json.dumps(params.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
-                             separators=(",", ":")).encode("utf-8")  # floats as Python writes them
+    params_json = _params_json(params)
     dumps = orjson.dumps
     try:
         # The strings (kilobytes of prompt) through orjson, which escapes every string exactly as
@@ -83,6 +82,27 @@ def cache_key(
     except orjson.JSONEncodeError:  # a lone surrogate: the reference recipe raises as it always did
         return _reference_cache_key(backend_name, snapshot, messages, params, shas)
     return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
+#: The key's JSON of recently keyed :class:`GenerateParams` objects, by identity. An entry holds
+#: its object, so that object's ``id`` cannot be reused while it is listed; a caller passing one
+#: (frozen) params object to many calls, as the judge does, serialises it once: ~13 us of the
+#: key's ~21 us per judge call (``model_dump`` and the sorted stdlib dump of the judge schema).
+_PARAMS_JSON: dict[int, tuple[GenerateParams, bytes]] = {}
+_PARAMS_JSON_MAX = 64
+
+
+def _params_json(params: GenerateParams) -> bytes:
+    """``params`` as the key writes it: sorted stdlib JSON (floats as Python writes them), memoised."""
+    entry = _PARAMS_JSON.get(id(params))
+    if entry is not None and entry[0] is params:
+        return entry[1]
+    encoded = json.dumps(params.model_dump(mode="json"), sort_keys=True, ensure_ascii=False,
+                         separators=(",", ":")).encode("utf-8")
+    if len(_PARAMS_JSON) >= _PARAMS_JSON_MAX:
+        _PARAMS_JSON.clear()
+    _PARAMS_JSON[id(params)] = (params, encoded)
+    return encoded
 
 
 def _reference_cache_key(backend_name: str, snapshot: str, messages: Sequence[Message],

@@ -201,3 +201,52 @@ async def test_a_nan_temperature_is_never_sent_as_null(openai_server: FakeOpenAI
         await backend.generate(MSGS, GenerateParams(temperature=float("nan")))
     assert openai_server.requests == []
     await backend.aclose()
+
+
+@pytest.mark.parametrize("base_url", [None, "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/",
+                                      "http://h.example/", "https://h.example/a/b"])
+def test_chat_options_url_is_the_sdks_own(base_url: str | None) -> None:
+    """The template's absolute URL is what the SDK itself makes of ``/chat/completions``."""
+    from mirage_bench.backends.openai_api import OpenAIBackend
+
+    backend = OpenAIBackend("m", base_url=base_url, api_key="k")
+    sdk = backend._new_sdk_client()
+    options, _ = backend._chat_options(sdk)
+    assert options.url == str(sdk._prepare_url("/chat/completions"))
+    assert backend._chat_options(sdk)[0] is options  # one template per SDK client
+    assert backend._chat_options(backend._new_sdk_client())[0] is not options
+
+
+@pytest.mark.parametrize("transport", ["auto", "httpx"])
+async def test_raw_response_class_is_what_the_sdk_returns_raw(
+        openai_server: FakeOpenAIServer, transport: str) -> None:  # noqa: F811
+    backend = make_backend(f"openai:test-model@{openai_server.base_url}", transport=transport)
+    sdk = backend.sdk.get()
+    raw = await sdk.get("/models", cast_to=backend._chat_options(sdk)[1])
+    assert isinstance(raw, backend._chat_options(sdk)[1]) and raw.status_code == 200
+    assert json.loads(raw.content)["data"]
+    await backend.aclose()
+
+
+async def test_chat_request_is_the_one_post_builds(openai_server: FakeOpenAIServer) -> None:  # noqa: F811
+    """``request`` with the template sends what ``post("/chat/completions", content=...)`` sends:
+    the same method, URL, headers (the key's ``Authorization`` included) and body."""
+    backend = make_backend(f"openai:test-model@{openai_server.base_url}", api_key="secret-key")
+    sdk = backend.sdk.get()
+    built = []
+    build = sdk._build_request
+
+    def spy(options, **kwargs):
+        request = build(options, **kwargs)
+        built.append(request)
+        return request
+
+    sdk._build_request = spy
+    await backend.generate(MSGS, GenerateParams(temperature=0.0, seed=1))
+    await sdk.post("/chat/completions", cast_to=object, content=built[0].content)
+    ours, theirs = built
+    assert (ours.method, ours.url, ours.content) == (theirs.method, theirs.url, theirs.content)
+    assert list(ours.headers.multi_items()) == list(theirs.headers.multi_items())
+    assert ours.headers["authorization"] == "Bearer secret-key"
+    assert openai_server.requests[0] == openai_server.requests[1]
+    await backend.aclose()

@@ -233,6 +233,24 @@ def test_cache_key_recipe_is_unchanged() -> None:
         cache_key("b", "s", lone, params)
 
 
+def test_cache_key_params_memo_is_per_object_and_exact() -> None:
+    """The params JSON is memoised per params object: one object keyed again, an equal object and
+    many distinct objects (past the memo's bound) all give the one-``json.dumps`` recipe's digest."""
+    from mirage_bench.cache import _PARAMS_JSON, _PARAMS_JSON_MAX, _reference_cache_key
+    from mirage_bench.instruments.judge import _judge_params
+
+    judge = _judge_params(0.0, 4096, 0, True)
+    assert _judge_params(0.0, 4096, 0, True) is judge  # the judge passes one object per setting
+    for params in (judge, judge, GenerateParams(**judge.model_dump()), PARAMS):
+        assert cache_key("b", "s", MSGS, params, "x") == _reference_cache_key("b", "s", MSGS, params, ["x"])
+    for i in range(2 * _PARAMS_JSON_MAX + 1):
+        params = GenerateParams(seed=i, json_schema={"type": "object", "maxProperties": i})
+        assert cache_key("b", "s", MSGS, params) == _reference_cache_key("b", "s", MSGS, params, [])
+        assert len(_PARAMS_JSON) <= _PARAMS_JSON_MAX
+    keys = {cache_key("b", "s", MSGS, GenerateParams(seed=i)) for i in range(3 * _PARAMS_JSON_MAX)}
+    assert len(keys) == 3 * _PARAMS_JSON_MAX  # ids reused by freed objects never hand back a stale entry
+
+
 async def test_client_key_ignores_operational_settings(tmp_path) -> None:
     backend = ScriptedBackend()
     a = Client(backend, ClientConfig(timeout_s=1.0, max_attempts=1))

@@ -36,3 +36,25 @@ def test_judge_calls_start_before_most_model_calls(tmp_path: Path) -> None:
     # breadth-first scheduling sent all 60 model calls before the first judge call
     model_calls_before = sum(t < first_judge for t in model.started)
     assert model_calls_before <= 16, model_calls_before
+
+
+def test_a_run_tunes_the_collector_and_restores_it(tmp_path: Path) -> None:
+    """Inside a run the startup objects are frozen and young collections are batched; after it the
+    process's collector is as it was (no frozen objects kept, the threshold restored)."""
+    import gc
+
+    from mirage_bench.instruments.pipeline import RUN_GC_THRESHOLD0
+
+    seen: list[tuple[int, int]] = []
+
+    class Probe(Timed):
+        async def generate(self, messages, params):
+            seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+            return await super().generate(messages, params)
+
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    model, judge = Probe(simulated_backend()), Probe(simulated_backend())
+    start_run(model="scripted", judge="scripted", personas="2", tasks="apartment", out=tmp_path / "run",
+              backends=(model, judge))
+    assert seen and all(t == max(RUN_GC_THRESHOLD0, before[0][0]) and frozen > 1000 for t, frozen in seen)
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before

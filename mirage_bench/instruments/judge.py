@@ -197,6 +197,13 @@ def build_judge_messages(
     ]
 
 
+@lru_cache(maxsize=32)
+def _judge_params(temperature: float, max_tokens: int, seed: int, structured: bool) -> GenerateParams:
+    """One (frozen) parameters object per judge setting, so the cache key serialises it once."""
+    schema = JUDGE_OUTPUT_SCHEMA if structured else None
+    return GenerateParams(temperature=temperature, max_tokens=max_tokens, seed=seed, json_schema=schema)
+
+
 async def judge_text(
     client: Client,
     persona: Persona,
@@ -221,7 +228,7 @@ async def judge_text(
     if config is not None:
         max_tokens, max_attempts = config.max_tokens, config.parse_attempts
     messages = build_judge_messages(persona, task_text, response, seed=seed, config=config)
-    params = GenerateParams(temperature=temperature, max_tokens=max_tokens, seed=seed, json_schema=schema)
+    params = _judge_params(temperature, max_tokens, seed, schema is not None)
     shas = tuple(template(name).sha256 for name in templates)
     signals = detect_injection(response)
     outcome = await call_and_parse(
