@@ -58,3 +58,20 @@ def test_a_run_tunes_the_collector_and_restores_it(tmp_path: Path) -> None:
               backends=(model, judge))
     assert seen and all(t == max(RUN_GC_THRESHOLD0, before[0][0]) and frozen > 1000 for t, frozen in seen)
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+def test_overlapping_runs_share_the_collector_setting_and_the_last_one_restores_it() -> None:
+    """Two runs in one process (the Space's worker thread and another) overlap: leaving the first
+    keeps the second's setting, leaving the second restores the process's own."""
+    import gc
+
+    from mirage_bench.instruments.pipeline import RUN_GC_THRESHOLD0, throughput_gc
+
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    first, second = throughput_gc(), throughput_gc()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert gc.get_threshold()[0] == max(RUN_GC_THRESHOLD0, before[0][0]) and gc.get_freeze_count() > 1000
+    second.__exit__(None, None, None)
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before

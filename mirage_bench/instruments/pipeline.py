@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -156,6 +157,9 @@ def quiet_libraries() -> None:
 
 #: Allocations between two young-generation collections inside a run (CPython's default is 700).
 RUN_GC_THRESHOLD0 = 10_000
+_GC_LOCK = threading.Lock()
+_GC_USERS = 0
+_GC_BEFORE: tuple[int, ...] = ()
 
 
 @contextlib.contextmanager
@@ -171,17 +175,28 @@ def throughput_gc(threshold0: int = RUN_GC_THRESHOLD0) -> Iterator[None]:
     (``docs/engine-backends.md``). Reference counting frees everything that is not in a cycle
     either way, and on exit the threshold is restored and the frozen objects go back to the
     oldest generation (``gc.unfreeze()``), so nothing is kept for good.
+
+    The setting is process-wide, so it is reference-counted: runs that overlap in one process
+    (the Space's worker thread beside a CLI call in tests, two worker threads) share it; the first
+    to enter sets it and the last to leave restores what was there before the first.
     """
     import gc
 
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(before[0], threshold0), *before[1:])
+    global _GC_USERS, _GC_BEFORE
+    with _GC_LOCK:
+        if _GC_USERS == 0:
+            _GC_BEFORE = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(max(_GC_BEFORE[0], threshold0), *_GC_BEFORE[1:])
+        _GC_USERS += 1
     try:
         yield
     finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
+        with _GC_LOCK:
+            _GC_USERS -= 1
+            if _GC_USERS == 0:
+                gc.set_threshold(*_GC_BEFORE)
+                gc.unfreeze()
 
 
 def _record_failed(record: Any) -> bool:
