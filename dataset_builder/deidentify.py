@@ -37,6 +37,7 @@ from .detectors import (
     resolve_overlaps,
 )
 from .preferences import RawPreferenceRecord
+from .public import country_names, media_titles, residence_before
 
 __all__ = [
     "PUBLISHED_FIELDS",
@@ -89,6 +90,12 @@ _PROFILE_KINDS: dict[str, str] = {
     "handle": "HANDLE",
 }
 _NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
+#: Detectors whose label rests on a context cue, a format or the profile (not on NER alone).
+_CUED_SOURCES = frozenset(
+    {"profile", "relation", "pattern", "phonenumbers", "places", "workplace", "jobcue", "orgtype", "feature"}
+)
+#: Detectors whose hits a public use of the same name elsewhere in the participant's text overrides.
+_OVERRIDABLE_SOURCES = frozenset({"ner", "orgtype", "workplace", "jobcue", "venue", "feature", "places", "personcue"})
 _GAZETTEER_KINDS = frozenset(
     {"PERSON", "ORGANIZATION", "LOCATION", "EMAIL", "PHONE", "URL", "HANDLE", "ID_NUMBER"}
 )
@@ -192,6 +199,12 @@ class ParticipantRedactor:
     mentions: dict[tuple[str, str], str] = field(default_factory=dict)
     aliases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     surfaces: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    #: Which detectors named each ``(kind, key)`` (context-cued evidence outweighs NER's label).
+    evidence: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    #: Countries this participant names only as places they do not live or work in.
+    residences: set[str] = field(default_factory=set)
+    kept_countries: set[str] = field(default_factory=set)
+    _active: dict[tuple[str, str], str] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
     _resolved: bool = False
 
@@ -201,16 +214,55 @@ class ParticipantRedactor:
             if entity.kind not in _GAZETTEER_KINDS:
                 continue
             key = _kind_key(entity.kind, entity.text)
-            if key and (entity.kind, key) not in self.mentions:
+            if not key:
+                continue
+            if (entity.kind, key) not in self.mentions:
                 self.mentions[(entity.kind, key)] = entity.text
+            if entity.source not in self.evidence[(entity.kind, key)]:
+                self.evidence[(entity.kind, key)].add(entity.source)
                 self._resolved = False
+
+    def _label_mentions(self) -> dict[tuple[str, str], str]:
+        """The mentions with each surface's kind settled by its evidence.
+
+        A surface the NER model alone gave a second kind ("Leeds" as a person beside "in leeds" as a
+        place, "Sofía" as a place beside "my sister Sofía Ibarra") keeps only the kind that a context
+        cue, a pattern or the profile gave it; a place the NER model named whose first word is an
+        organisation found by a cue ("the Tesco Extra" beside "works at tesco") is that organisation.
+        Two kinds that both have such evidence ("Jordan" the friend and the country) stay apart.
+        """
+        cued = {
+            mention
+            for mention, sources in self.evidence.items()
+            if sources & _CUED_SOURCES and mention in self.mentions
+        }
+        person_parts = {
+            token for kind, key in cued if kind == "PERSON" for token in key.split() if len(key.split()) > 1
+        }
+        org_keys = {key for kind, key in cued if kind == "ORGANIZATION"}
+        kinds_of: dict[str, set[str]] = defaultdict(set)
+        for kind, key in self.mentions:
+            if kind in _NAMED_KINDS:
+                kinds_of[key].add(kind)
+        active: dict[tuple[str, str], str] = {}
+        for (kind, key), surface in self.mentions.items():
+            if kind in _NAMED_KINDS and (kind, key) not in cued:
+                others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
+                if others or (kind != "PERSON" and key in person_parts):
+                    continue
+                if kind == "LOCATION" and key.split()[0] in org_keys and len(key.split()) > 1:
+                    active.setdefault(("ORGANIZATION", key), surface)
+                    continue
+            active[(kind, key)] = surface
+        return active
 
     def resolve(self) -> None:
         """Join the mentions learnt so far into entities (aliases) and build the gazetteer."""
         self.aliases.clear()
         self.surfaces.clear()
+        self._active = self._label_mentions()
         by_kind: dict[str, list[str]] = defaultdict(list)
-        for kind, key in self.mentions:
+        for kind, key in self._active:
             by_kind[kind].append(key)
         # persons: full names first; a name part (or its hyphen-free form) joins the one full name holding it
         people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
@@ -232,7 +284,7 @@ class ParticipantRedactor:
                 if len(longer) == 1:
                     self.aliases[("PERSON", key)] = ("PERSON", longer[0])
         for token, owners in parts.items():
-            if len(owners) == 1 and ("PERSON", token) not in self.mentions:
+            if len(owners) == 1 and ("PERSON", token) not in self._active:
                 self.aliases[("PERSON", token)] = ("PERSON", next(iter(owners)))
         # organisations: a token prefix of one longer name; places: a token suffix (street of an address)
         for kind in ("ORGANIZATION", "LOCATION"):
@@ -251,10 +303,10 @@ class ParticipantRedactor:
             if (
                 len(tokens) >= 3
                 and tokens[-1] in _ORG_NOUNS
-                and ("ORGANIZATION", " ".join(tokens[:-1])) not in self.mentions
+                and ("ORGANIZATION", " ".join(tokens[:-1])) not in self._active
             ):
                 self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
-        for kind, key in [*self.mentions, *self.aliases]:
+        for kind, key in [*self._active, *self.aliases]:
             self.surfaces.setdefault(key, set()).add((kind, key))
             if "-" in key:
                 self.surfaces.setdefault(key.replace("-", ""), set()).add((kind, key))
@@ -265,6 +317,15 @@ class ParticipantRedactor:
                 seen.add(target)
                 target = self.aliases[target]
             self.aliases[name] = target
+        countries = country_names()
+        self.kept_countries = {
+            key
+            for kind, key in self._active
+            if kind == "LOCATION"
+            and key in countries
+            and key not in self.residences
+            and {k for k, _ in self.surfaces.get(key, ())} == {"LOCATION"}
+        }
         self._gazetteer = None
         self._resolved = True
 
@@ -338,7 +399,6 @@ class ParticipantRedactor:
         applied: list[tuple[Entity, str]] = []
         cursor = 0
         for span in spans:
-            pieces.append(text[cursor : span.start])
             if span.kind == "DATE":
                 replacement = generalize_date(span.text)
             else:
@@ -347,9 +407,14 @@ class ParticipantRedactor:
                 same_kind = {c for c in candidates if c[0] == span.kind}
                 if same_kind:
                     kind, key = sorted(same_kind)[0]
+                elif candidates and span.kind in _NAMED_KINDS:  # its evidence gave the surface another kind
+                    kind, key = self._choose(candidates, text, span.start, span.end)
                 else:
                     kind = span.kind
+                if kind == "LOCATION" and key in self.kept_countries:
+                    continue  # a country is no direct identifier (see :func:`country_names`)
                 replacement = self._placeholder(kind, key)
+            pieces.append(text[cursor : span.start])
             pieces.append(replacement)
             applied.append((span, replacement))
             cursor = span.end
@@ -361,7 +426,9 @@ class ParticipantRedactor:
 #: outside it); the contextual recognizers (relation words, place names, workplaces) lose ties to NER.
 _STRONG_SOURCES = frozenset({"pattern", "phonenumbers"})
 _LEADING_VERB = re.compile(
-    r"^(?:call|ring|text|email|ask|tell|message|visit|book|thank|invite)\s+", re.IGNORECASE
+    r"^(?:call|ring|text|email|ask|tell|message|visit|book|thank|invite|wish|suggest|remind|congratulate|"
+    r"meet|hug|help|let|get|send|ping|phone)\s+",
+    re.IGNORECASE,
 )
 
 
@@ -529,6 +596,16 @@ def _withhold_reason(
     return ""
 
 
+def _public_key(key: str, public: set[str]) -> bool:
+    """True when ``key`` is a public name, or two or more consecutive words of one ("bake off" of
+    "great british bake off")."""
+    if key in public:
+        return True
+    if len(key.split()) < 2:
+        return False
+    return any(f" {key} " in f" {name} " for name in public)
+
+
 def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
     """The raw published-field texts of a record as ``(field name, text)``, memories indexed."""
     texts = [("query", record.query)]
@@ -581,16 +658,31 @@ def deidentify_records(
     # a name used publicly anywhere in the participant's records ("play Stardew Valley or Hades") is
     # public in all of them
     public: dict[str, set[str]] = defaultdict(set)
+    patterns = {text: find_patterns(text) for text in unique}
+    countries = country_names()
     for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
-        for entity in ner_entities:
-            if entity.kind in _NAMED_KINDS and public_mention(entity.text, text, entity.start, entity.end):
+        public[pid].update(media_titles(text))
+        for entity in [*ner_entities, *patterns[text]]:
+            if entity.kind not in _NAMED_KINDS:
+                continue
+            if entity.source in _OVERRIDABLE_SOURCES and public_mention(
+                entity.text, text, entity.start, entity.end
+            ):
                 public[pid].add(_key(entity.text))
+            if entity.kind == "LOCATION" and residence_before(text, entity.start):
+                if _key(entity.text) in countries:
+                    redactors[pid].residences.add(_key(entity.text))
     ner_raw: dict[str, list[Entity]] = {}
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
-        ner_entities = [e for e in ner_entities if _key(e.text) not in public[pid]]
-        entities = _combine(text, find_patterns(text), ner_entities)
+        ner_entities = [e for e in ner_entities if not _public_key(_key(e.text), public[pid])]
+        cued = [
+            e
+            for e in patterns[text]
+            if e.source not in _OVERRIDABLE_SOURCES or not _public_key(_key(e.text), public[pid])
+        ]
+        entities = _combine(text, cued, ner_entities)
         redactors[pid].learn(entities)
         if slot:
             detected[slot] = entities

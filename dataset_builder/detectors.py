@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .public import public_mention
+
 __all__ = [
     "DEFAULT_SPACY_MODEL",
     "ENTITY_KINDS",
@@ -27,6 +29,7 @@ __all__ = [
     "SpacyRecognizer",
     "find_patterns",
     "generalize_date",
+    "public_mention",
     "resolve_overlaps",
 ]
 
@@ -119,7 +122,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # obfuscated: "kim dot property at gmail dot com", "wei [at] zhangdesign [dot] co [dot] uk"
     (
         "EMAIL",
-        re.compile(rf"\b(?:[\w+-]+{_DOT})*[\w.+-]+{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS})\b", _I),
+        re.compile(
+            rf"\b(?:[\w+-]+{_DOT})*[\w.+-]+{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS}|[a-z]{{2}})\b", _I
+        ),
     ),
     ("URL", re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")),
     (
@@ -183,7 +188,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "LOCATION",
         re.compile(
-            rf"\b(?:\d+F\d+\s+|flat\s+\d+,?\s+)?\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}})?\s+(?:[NSEW]\.?\s+)?"
+            rf"\b(?:\d+F\d+\s+|\d{{1,2}}/\d{{1,2}},?\s+|(?:flat|apt|apartment|unit|suite)\s+\d+[A-Za-z]?,?\s+)?"
+            rf"\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}})?\s+(?:[NSEW]\.?\s+)?"
             rf"(?:{_STREET_WORD}\s+){{1,3}}(?:{_STREET})\b\.?",
             _I,
         ),
@@ -205,6 +211,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("LOCATION", re.compile(r"\b[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")),
     # Australian state + postcode
     ("LOCATION", re.compile(r"\b(?:NSW|VIC|QLD|WA|SA|TAS|ACT|NT)\s+\d{4}\b", _I)),
+    # Canadian postal code (M5C 1S1)
+    ("LOCATION", re.compile(r"\b[ABCEGHJ-NPRSTVXY]\d[A-Z]\s?\d[A-Z]\d\b", _I)),
     # UK postcode (LS6 2AB, EH6 5JL, M20 3ED), Irish Eircode (D07 XY12)
     ("LOCATION", re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b", _I)),
     ("LOCATION", re.compile(r"\b[AC-FHKNPRTV-Y]\d{2}\s?[AC-FHKNPRTV-Y0-9]{4}\b")),
@@ -212,10 +220,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 _RELATIONS = (
-    "friend|sister|brother|cousin|colleague|coworker|co-worker|flatmate|roommate|housemate|husband|wife|"
-    "partner|mum|mom|dad|father|mother|son|daughter|boss|manager|mentee|mentor|client|neighbour|neighbor|"
-    "landlord|landlady|nan|grandma|grandmother|grandad|grandfather|uncle|aunt|niece|nephew|fiancee?|"
-    "fiancée|boyfriend|girlfriend|doctor|dentist|therapist|tutor|teacher|coach|mechanic|plumber|gp"
+    "(?:(?:step|half|god|great)-?)?(?:sister|brother|son|daughter|mum|mom|dad|father|mother|parent|child|"
+    "grandson|granddaughter|grandma|grandmother|grandad|granddad|grandpa|grandfather|granny|gran|nana|nan|"
+    "aunt|auntie|aunty|uncle|niece|nephew|cousin|twin|sis|bro)(?:-in-law)?|"
+    "friend|bestie|bff|pal|buddy|mate|classmate|teammate|bandmate|colleague|coworker|co-worker|flatmate|"
+    "roommate|housemate|husband|wife|hubby|partner|spouse|ex|fiancee?|fiancée|boyfriend|girlfriend|boss|"
+    "manager|supervisor|mentee|mentor|client|neighbour|neighbor|landlord|landlady|doctor|dentist|"
+    "therapist|counsellor|counselor|physio|surgeon|midwife|nurse|vet|tutor|teacher|coach|trainer|"
+    "mechanic|plumber|electrician|accountant|solicitor|lawyer|nanny|babysitter|carer|gp"
 )
 _NAME_TOKEN = r"[A-Za-z\u00c0-\u024f][a-z\u00c0-\u024f'-]*[a-z\u00c0-\u024f]"
 #: Words that end a name after a relation word ("my sister anjali mehta lives in…").
@@ -224,7 +236,11 @@ _NOT_NAME = frozenset(
     on to for with of the a an my your his her their our just also really always never says said asked
     runs keeps books moved moving visits visiting turns turned finishes plays hosts schedules collects
     watches goes went gets got will would can could should might may must named called recently today
-    tomorrow yesterday again too here there now soon about not so very usually""".split()
+    tomorrow yesterday again too here there now soon about not so very usually needs prefers cooks drives
+    texted called thinks thought told tells reckons suggested recommended wrote sent gave sends gives if
+    when because since after before while as than group chat appointment appointments wedding birthday
+    bday party parties house home flat place car kids kid baby dog cat family friends school work job
+    office shift shifts visit trip number email phone address name surgery clinic practice""".split()
 )
 _RELATION_NAME = re.compile(
     rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?:is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])))?"
@@ -240,6 +256,8 @@ def find_relation_names(text: str) -> list[Entity]:
     """
     found = []
     for m in _RELATION_NAME.finditer(text):
+        if text[: m.start("v")].rstrip().endswith("'s") and not m.group("v")[0].isupper():
+            continue  # "my sister's wedding": a possessive is followed by a thing, unless capitalised
         tokens = []
         for token in re.finditer(r"\S+", m.group("v")):
             if token.group(0).lower() in _NOT_NAME:
@@ -250,62 +268,6 @@ def find_relation_names(text: str) -> list[Entity]:
         start, end = m.start("v") + tokens[0].start(), m.start("v") + tokens[-1].end()
         found.append(Entity(start, end, "PERSON", text[start:end], "relation"))
     return found
-
-
-#: Widely used public platforms, services, institutions and teams: naming one identifies nobody.
-#: (A participant's employer named in a work context is still redacted: see :func:`public_mention`.)
-PUBLIC_ENTITIES = frozenset(
-    """discord slack teams zoom whatsapp instagram facebook tiktok twitter reddit youtube netflix spotify
-    github gitlab linkedin google gmail outlook icloud apple iphone ipad android windows excel word
-    powerpoint chatgpt amazon uber ebay paypal venmo wikipedia nhs nmc gp ni pps irs dmv medicare tv bbc
-    itv hbo disney marvel hmrc dvla cra ird ato centrelink revenue cao gcse gcses a-levels sats hsc ncea
-    leaving cert garmin fitbit kindle airpods playstation xbox python javascript typescript java kotlin
-    swift""".split()
-) | frozenset({"leaving cert", "apple watch", "apple pencil", "nintendo switch", "nmc online"})
-#: Makes and brands whose products people name ("Honda Civic", "Apple Watch", "Mazda 3").
-_BRANDS = frozenset(
-    """apple google samsung sony microsoft nintendo honda toyota mazda ford tesla bmw audi volkswagen vw
-    nissan hyundai kia subaru volvo garmin fitbit""".split()
-)
-_HOLIDAY = re.compile(
-    r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
-    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?)$",
-    re.IGNORECASE,
-)
-_WORK_BEFORE = re.compile(
-    r"\b(?:work|works|working|worked|job|employed|employer|intern|interning|shifts?|nights|lates|at|for|"
-    r"from|joined|leaving|left)\s+(?:at\s+|for\s+|the\s+)?$",
-    re.IGNORECASE,
-)
-_PUBLIC_AFTER = re.compile(
-    r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online)\b", re.IGNORECASE
-)
-_WORK_OF_ART_BEFORE = re.compile(
-    r"\b(?:watch|watching|watched|rewatch|binge|binging|read|reading|stream|streaming|play|playing)\s+"
-    r"(?:the\s+)?(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3}\s+(?:or|and)\s+(?:the\s+)?)?$",
-    re.IGNORECASE,
-)
-
-
-def public_mention(surface: str, text: str, start: int, end: int) -> bool:
-    """True for a named-entity span that names something public, not a person's own context.
-
-    Holidays ("Boxing Day", "St Patrick's Day"), widely used platforms and institutions
-    (:data:`PUBLIC_ENTITIES`, unless named as an employer: "works at Slack"), a team before
-    "game"/"match", and a title after "watch"/"read".
-    """
-    key = re.sub(r"^the\s+", "", surface.strip().lower())
-    if _HOLIDAY.match(key):
-        return True
-    before, after = text[:start], text[end:]
-    if key in PUBLIC_ENTITIES and not _WORK_BEFORE.search(before):
-        return True
-    words = key.split()
-    if len(words) >= 2 and words[0] in _BRANDS and not _WORK_BEFORE.search(before):
-        return True
-    if _PUBLIC_AFTER.match(after) and not _WORK_BEFORE.search(before):
-        return True
-    return bool(_WORK_OF_ART_BEFORE.search(before))
 
 
 @functools.lru_cache(maxsize=1)
@@ -330,10 +292,15 @@ def place_names() -> frozenset[str]:
 
 _PLACE_CUE = re.compile(
     r"(?:\b(?:in|to|from|near|visit|visiting|around|across|towards?|outside|of)\s+(?:the\s+)?|"
-    r"(?<=[a-z]),\s+(?=[A-Z]))"
+    r"(?<=[a-z]),\s+(?=(?-i:[A-Z])))"
     r"(?P<v>[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*(?:\s+[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*){0,2})",
     re.IGNORECASE,
 )
+
+
+#: What may follow a place named after a comma ("Splott, Cardiff." / "Toronto, ON M5C").
+_ADDRESS_TAIL = re.compile(r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:[A-Z]{2,3}\b|\d|in\b|and\b))")
+_VERB_OBJECT_AFTER = re.compile(r"^\s+(?:the|a|an|my|your|our|his|her|their|it|this|that|them|him|me|up)\b", _I)
 
 
 def find_places(text: str) -> list[Entity]:
@@ -349,6 +316,11 @@ def find_places(text: str) -> list[Entity]:
             phrase = m.group("v")[:end].rstrip(",.;:!?)'\"")
             if phrase.lower() in names:
                 start = m.start("v")
+                after = text[start + len(phrase) :]
+                if m.group(0).startswith(",") and not _ADDRESS_TAIL.match(after):
+                    break  # "Stripe, Rust is…": after a comma only the tail of an address is a place
+                if phrase.islower() and _VERB_OBJECT_AFTER.match(after):
+                    break  # "in reading the paper": a gerund or verb, not the town
                 found.append(Entity(start, start + len(phrase), "LOCATION", phrase, "places"))
                 break
     return found
@@ -427,6 +399,8 @@ _NER_KINDS = {
     "FAC": "LOCATION",
 }
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+(?:_\d+)?\]")
+#: A text whose writer capitalises: a sentence starting with a capital letter.
+_CASED = re.compile(r"(?:^|[.!?]\s+)[A-Z]")
 
 
 def resolve_overlaps(entities: Sequence[Entity]) -> list[Entity]:
@@ -455,6 +429,9 @@ def find_patterns(text: str) -> list[Entity]:
     found += find_places(text)
     found += find_workplaces(text)
     found += find_typed_organisations(text)
+    from .entity_cues import find_context_entities  # it builds on this module's Entity
+
+    found += find_context_entities(text)
     taken = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]  # never re-redact a placeholder
     found = [e for e in found if not any(e.start < end and e.end > start for start, end in taken)]
     return resolve_overlaps(found)
@@ -564,7 +541,8 @@ class SpacyRecognizer:
         self._tagged = "tagger" in self._nlp.pipe_names
         results: list[list[Entity]] = []
         for doc in self._nlp.pipe(list(texts), batch_size=self.batch_size):
-            entities = []
+            entities: list[Entity] = []
+            cased = bool(_CASED.search(doc.text))
             for ent in doc.ents:
                 kind = _NER_KINDS.get(ent.label_)
                 surface = ent.text.strip(" .,;:'\"()")
@@ -572,7 +550,23 @@ class SpacyRecognizer:
                     continue
                 if self._tagged and not any(token.tag_ in ("NNP", "NNPS") for token in ent):
                     continue  # a sentence-initial common word ("Gift ideas…", "Cook a meal…")
+                if cased and surface.islower():
+                    continue  # a writer who capitalises wrote a common phrase ("al pastor tacos")
                 start = ent.start_char + ent.text.find(surface)
-                entities += _split_place(Entity(start, start + len(surface), kind, surface, "ner"))
-            results.append(entities)
+                entity = Entity(start, start + len(surface), kind, surface, "ner")
+                previous = entities[-1] if entities else None
+                if (
+                    previous is not None
+                    and kind == "LOCATION"
+                    and re.fullmatch(r"\s+of\s+", doc.text[previous.end : entity.start])
+                    and previous.source == "ner-org"
+                ):  # "the Royal Infirmary of Edinburgh", "University of Leeds": one organisation
+                    entities[-1] = Entity(
+                        previous.start, entity.end, "ORGANIZATION", doc.text[previous.start : entity.end], "ner"
+                    )
+                    continue
+                if ent.label_ in ("ORG", "FAC") and not re.search(r"\s+of\s*$", surface):
+                    entity = Entity(entity.start, entity.end, kind, surface, "ner-org")
+                entities += _split_place(entity)
+            results.append([Entity(e.start, e.end, e.kind, e.text, "ner") for e in entities])
         return results

@@ -1,0 +1,248 @@
+"""Context-cued recognizers: names that only the words around them mark as identifiers.
+
+People write memories in lowercase and name their employer, a friend or a local venue once,
+with no capital letter for an NER model to see. These recognizers read the cue instead:
+
+* an employer after a job word or a job change ("backend dev at stripe", "is leaving accenture");
+* a person after a social verb, or before a reporting verb, written with a capital
+  ("suggest Siobhán meets you", "Wish Lan luck", "Priyanka says");
+* a venue after "at the" written with a capital ("climbs at the Depot");
+* a named feature of a place ("runs along the grand canal", "near the Water of Leith");
+* a school or university named by its type in any position ("does trinity college dublin …").
+
+Each returns :class:`~dataset_builder.detectors.Entity` spans with its own ``source`` name so the
+de-identifier can weigh them against the NER model's labels.
+
+>>> [(e.kind, e.text) for e in find_context_entities("im a backend dev at stripe in austin")]
+[('ORGANIZATION', 'stripe')]
+>>> [(e.kind, e.text) for e in find_context_entities("i work from home at the moment")]
+[]
+"""
+
+from __future__ import annotations
+
+import re
+
+from .detectors import Entity, place_names
+from .public import public_mention
+
+__all__ = [
+    "find_context_entities",
+    "find_cued_people",
+    "find_features",
+    "find_institutions",
+    "find_job_organisations",
+    "find_venues",
+]
+
+_I = re.IGNORECASE
+_WORD = r"[A-Za-z\u00c0-\u024f][\w&'\u00c0-\u024f-]*"
+_CAP = r"(?-i:[A-Z\u00c0-\u00de])[\w'\u00c0-\u024f-]*"
+#: Words that are never a name on their own (function words, time words, months and days).
+_NEVER = frozenset(
+    """the a an my your his her their our its this that these those it is was are be been home work
+    night nights weekend weekends least times moment school uni college town early late now soon today
+    tonight tomorrow yesterday next last for on at in to and or but with from of by about after before
+    again too here there then also just still so very really all some any every each one two three
+    i you he she we they me him them us what which who when where why how if whether
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june
+    july august september october november december christmas easter mum mom dad nan gran grandma
+    grandpa everyone everybody someone somebody nobody anyone anybody people office job house city
+    country party gym team class hospital store shop company spring summer autumn fall winter""".split()
+)
+_JOB = (
+    r"(?:works?|working|worked|job|jobs|shifts?|nights|lates|interns?|interning|employed|dev|developer|"
+    r"engineer|nurse|teacher|analyst|designer|manager|consultant|cashier|barista|lecturer|researcher|"
+    r"scientist|accountant|lawyer|pharmacist|volunteers?|volunteering|lead|director|officer|assistant|"
+    r"receptionist|technician|administrator|admin|clerk|paramedic|doctor|surgeon|chef|cook|driver|"
+    r"courier|contractor|freelancer|student|placement|internship)"
+)
+_JOB_AT = re.compile(
+    rf"\b{_JOB}\s+(?:[a-z]+\s+)?(?:at|for|with)\s+(?:the\s+)?(?P<v>{_WORD}(?:\s+{_WORD}){{0,2}})", _I
+)
+_JOB_CHANGE = re.compile(
+    r"\b(?:leaving|left|leaves|joined|joining|joins|quit|quitting|quits|hired\s+by|laid\s+off\s+from|"
+    r"fired\s+from|offer\s+from|interview(?:s|ed|ing)?\s+(?:at|with)|start(?:s|ed|ing)?\s+at|"
+    rf"transferr(?:ed|ing)\s+to)\s+(?P<v>{_WORD}(?:\s+{_WORD}){{0,2}})",
+    _I,
+)
+_ORG_SUFFIX = frozenset(
+    """bank group labs lab hospital school plant store superstore studio agency college university ltd inc
+    co plc partners associates solutions systems consulting""".split()
+)
+
+
+def _first_words(text: str, start: int, span: str, *, need_capital: bool = False) -> Entity | None:
+    """The name at the front of ``span``: words up to the first everyday word (or, for a name in
+    lowercase, just one word plus a trailing organisation suffix)."""
+    words = list(re.finditer(r"\S+", span))
+    kept: list[re.Match[str]] = []
+    for word in words:
+        bare = word.group(0).rstrip(",.;:!?)'\"").lower()
+        if not bare or bare in _NEVER or bare.endswith("'s"):
+            break
+        if kept and not word.group(0)[0].isupper() and bare not in _ORG_SUFFIX:
+            break  # a lowercase name is one word ("stripe in austin"), or a word and its type
+        kept.append(word)
+        if word.group(0)[-1:] in ",.;:!?)":
+            break
+    if not kept or (need_capital and not kept[0].group(0)[0].isupper()):
+        return None
+    begin, end = start + kept[0].start(), start + kept[-1].end()
+    surface = re.sub(r"[,.;:!?)'\"]+$", "", text[begin:end])
+    if len(surface) < 2:
+        return None
+    return Entity(begin, begin + len(surface), "ORGANIZATION", surface, "")
+
+
+def find_job_organisations(text: str) -> list[Entity]:
+    """An employer after a job word or a job change, in any case ("backend dev at stripe",
+    "is leaving accenture on friday", "a finance lead at DBS"); not "work from home"."""
+    found = []
+    for pattern in (_JOB_AT, _JOB_CHANGE):
+        for m in pattern.finditer(text):
+            if re.search(r"\b(?:my|your|his|her|their|our|the|a|an)\s+$", text[: m.start()], _I):
+                continue  # "my leaving cert", "a leaving do": an adjective, not a job change
+            entity = _first_words(text, m.start("v"), m.group("v"))
+            if entity is None or public_mention(entity.text, text, entity.start, entity.end):
+                continue
+            if entity.text.lower() in place_names() and not entity.text[0].isupper():
+                continue  # "left london": a town, found by the place recognizer
+            found.append(Entity(entity.start, entity.end, "ORGANIZATION", entity.text, "jobcue"))
+    return found
+
+
+_SOCIAL_VERB = (
+    r"(?:tell|ask|text|call|ring|email|e-mail|message|invite|remind|thank|suggest|wish|meet|congratulate|"
+    r"hug|phone|dm|ping|told|asked|texted|called|invited|reminded|thanked|met)"
+)
+_PERSON_BEFORE_CUE = re.compile(
+    rf"\b{_SOCIAL_VERB}\s+(?P<v>{_CAP}(?:\s+{_CAP})?)",
+    _I,
+)
+_REPORTING_AFTER = re.compile(
+    r"^\s+(?:says|said|wants|wanted|thinks|thought|asked|texted|told|loves|hates|prefers|reckons|"
+    r"is\s+coming|is\s+visiting|is\s+moving|is\s+getting|meets|will\s+be|would\s+love|has\s+been)\b"
+)
+_PERSON_AFTER_CUE = re.compile(rf"(?<![\w'-])(?P<v>{_CAP}(?:\s+{_CAP})?)(?=\s)")
+
+
+def _person(text: str, start: int, end: int) -> Entity | None:
+    surface = text[start:end]
+    words = surface.split()
+    while words and words[-1].lower() in _NEVER:
+        words.pop()
+    if not words or words[0].lower() in _NEVER or surface.isupper():
+        return None
+    surface = " ".join(words)
+    if len(surface) < 2 or public_mention(surface, text, start, start + len(surface)):
+        return None
+    return Entity(start, start + len(surface), "PERSON", surface, "personcue")
+
+
+def find_cued_people(text: str) -> list[Entity]:
+    """A capitalised name after a social verb ("suggest Siobhán meets you", "Wish Lan luck") or
+    before a reporting verb ("Priyanka says"); not a pronoun, a relation word, a month or a
+    public name."""
+    found = []
+    for m in _PERSON_BEFORE_CUE.finditer(text):
+        entity = _person(text, m.start("v"), m.end("v"))
+        if entity is not None:
+            found.append(entity)
+    for m in _PERSON_AFTER_CUE.finditer(text):
+        if not _REPORTING_AFTER.match(text[m.end("v") :]):
+            continue
+        entity = _person(text, m.start("v"), m.end("v"))
+        if entity is not None:
+            found.append(entity)
+    return found
+
+
+_VENUE = re.compile(rf"\b(?:at|to|from|outside|near|opposite)\s+the\s+(?P<v>{_CAP}(?:\s+{_CAP}){{0,2}})", _I)
+
+
+def find_venues(text: str) -> list[Entity]:
+    """A venue written with a capital after "at the" ("climbs at the Depot"); not a public name,
+    a holiday or a month."""
+    found = []
+    for m in _VENUE.finditer(text):
+        words = m.group("v").split()
+        while words and words[-1].lower().rstrip(",.;:!?") in _NEVER:
+            words.pop()
+        surface = " ".join(words).rstrip(",.;:!?")
+        start = m.start("v")
+        if not surface or surface.lower() in _NEVER or surface.isupper() or len(surface) < 3:
+            continue
+        if public_mention(surface, text, start, start + len(surface)):
+            continue
+        found.append(Entity(start, start + len(surface), "ORGANIZATION", surface, "venue"))
+    return found
+
+
+_FEATURE_TYPES = (
+    r"canal|river|lake|loch|lough|park|beach|bay|harbour|harbor|hill|hills|mountain|forest|woods|trail|"
+    r"quay|pier|common|heath|marina|reservoir|falls|estuary|creek|valley|glen|moor|downs|promenade|prom"
+)
+_GENERIC_FEATURE_WORD = frozenset(
+    """local big old new little nearest nearby main same other public dog botanic botanical city town
+    village national state country small busy quiet usual whole long short local farmers flea food fish
+    fruit skate water theme car trailer caravan coastal seaside tidal frozen river lake sea""".split()
+)
+_FEATURE = re.compile(
+    r"\b(?:along|on|at|by|near|to|around|across|beside|up|down|round|over|past)\s+the\s+"
+    rf"(?P<v>(?:{_WORD}\s+){{1,2}}(?:{_FEATURE_TYPES}))\b",
+    _I,
+)
+
+
+def find_features(text: str) -> list[Entity]:
+    """A named feature of a place, in any case ("along the grand canal"); not "the local park"."""
+    found = []
+    for m in _FEATURE.finditer(text):
+        words = m.group("v").split()
+        if any(w.lower() in _GENERIC_FEATURE_WORD or w.lower() in _NEVER for w in words[:-1]):
+            continue
+        found.append(Entity(m.start("v"), m.end("v"), "LOCATION", m.group("v"), "feature"))
+    return found
+
+
+_INSTITUTION_LEAD = (
+    r"(?!(?i:the|a|an|my|your|our|his|her|their|this|that|local|community|sixth|art|state|junior|"
+    r"nearest|nearby|good|best|same|other|old|new|does|did|do|will|can|would|should|could|if|whether|about|"
+    r"like|what|which|how|when|where|why|who|i|you|he|she|we|they|it|go|going|went|attend|attends|apply|"
+    r"applying|applied|get|got|study|studying|studies|into|accept|accepts|to|at|from|in|of|and|or|for|is|"
+    r"was|are|first|second|final|last|next|year|years|medical|nursing|business|law)\b)"
+    r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+)
+_INSTITUTION = re.compile(
+    rf"\b(?P<v>(?:{_INSTITUTION_LEAD}\s+){{1,2}}(?:college|university)"
+    rf"(?:\s+(?P<tail>of\s+{_WORD}|{_WORD}))?)",
+    _I,
+)
+
+
+def find_institutions(text: str) -> list[Entity]:
+    """A college or university named by its type anywhere in a sentence ("does trinity college dublin
+    accept…"): one or two name words before the type, and a place or "of X" after it."""
+    found = []
+    for m in _INSTITUTION.finditer(text):
+        end = m.end("v")
+        tail = m.group("tail")
+        if tail and not tail.lower().startswith("of ") and tail.lower() not in place_names():
+            end = m.start("tail") - 1
+        surface = text[m.start("v") : end].rstrip(" ,.;:!?")
+        if public_mention(surface, text, m.start("v"), m.start("v") + len(surface)):
+            continue
+        found.append(Entity(m.start("v"), m.start("v") + len(surface), "ORGANIZATION", surface, "orgtype"))
+    return found
+
+
+def find_context_entities(text: str) -> list[Entity]:
+    """Every context-cued recognizer of this module over ``text`` (overlaps left to the caller)."""
+    return [
+        *find_job_organisations(text),
+        *find_cued_people(text),
+        *find_venues(text),
+        *find_features(text),
+        *find_institutions(text),
+    ]
