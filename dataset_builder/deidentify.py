@@ -237,7 +237,11 @@ class ParticipantRedactor:
             if sources & _CUED_SOURCES and mention in self.mentions
         }
         person_parts = {
-            token for kind, key in cued if kind == "PERSON" for token in key.split() if len(key.split()) > 1
+            part
+            for kind, key in cued
+            if kind == "PERSON" and len(key.split()) > 1
+            for token in key.split()
+            for part in (token, token.replace("-", ""))
         }
         org_keys = {key for kind, key in cued if kind == "ORGANIZATION"}
         kinds_of: dict[str, set[str]] = defaultdict(set)
@@ -684,6 +688,15 @@ def deidentify_records(
         ]
         entities = _combine(text, cued, ner_entities)
         redactors[pid].learn(entities)
+        # a cue's label for the very span NER also labelled ("my sister Sofía Ibarra", which NER calls
+        # an organisation; "a trip to paris") is evidence for the resolver, though NER's span won
+        redactors[pid].learn(
+            [
+                e
+                for e in cued
+                if any((c.start, c.end) == (e.start, e.end) and c.source != e.source for c in entities)
+            ]
+        )
         if slot:
             detected[slot] = entities
 

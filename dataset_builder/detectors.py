@@ -240,8 +240,11 @@ _NOT_NAME = frozenset(
     texted called thinks thought told tells reckons suggested recommended wrote sent gave sends gives if
     when because since after before while as than group chat appointment appointments wedding birthday
     bday party parties house home flat place car kids kid baby dog cat family friends school work job
-    office shift shifts visit trip number email phone address name surgery clinic practice""".split()
+    office shift shifts visit trip number email phone address name surgery clinic practice doing night
+    evening morning afternoon""".split()
 )
+#: A possessive before a relation word ("my sister", "user's cousin", "our landlord").
+_POSSESSIVE_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
 _RELATION_NAME = re.compile(
     rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?:is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])))?"
     rf"(?P<v>{_NAME_TOKEN}(?:\s+{_NAME_TOKEN}){{0,2}})",
@@ -256,8 +259,10 @@ def find_relation_names(text: str) -> list[Entity]:
     """
     found = []
     for m in _RELATION_NAME.finditer(text):
-        if text[: m.start("v")].rstrip().endswith("'s") and not m.group("v")[0].isupper():
-            continue  # "my sister's wedding": a possessive is followed by a thing, unless capitalised
+        if not m.group("v")[0].isupper() and (
+            text[: m.start("v")].rstrip().endswith("'s") or not _POSSESSIVE_BEFORE.search(text[: m.start()])
+        ):
+            continue  # "my sister's wedding", "parent night": a name in lowercase needs "my sister …"
         tokens = []
         for token in re.finditer(r"\S+", m.group("v")):
             if token.group(0).lower() in _NOT_NAME:

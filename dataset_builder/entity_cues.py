@@ -50,6 +50,11 @@ _NEVER = frozenset(
     grandpa everyone everybody someone somebody nobody anyone anybody people office job house city
     country party gym team class hospital store shop company spring summer autumn fall winter""".split()
 )
+try:  # spaCy's English stop words (326), when spaCy is installed
+    from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_STOP_WORDS
+except ImportError:  # pragma: no cover - spaCy ships with the [local] extra
+    _SPACY_STOP_WORDS = set()
+_NEVER = _NEVER | frozenset(_SPACY_STOP_WORDS)
 _JOB = (
     r"(?:works?|working|worked|job|jobs|shifts?|nights|lates|interns?|interning|employed|dev|developer|"
     r"engineer|nurse|teacher|analyst|designer|manager|consultant|cashier|barista|lecturer|researcher|"
@@ -58,7 +63,9 @@ _JOB = (
     r"courier|contractor|freelancer|student|placement|internship)"
 )
 _JOB_AT = re.compile(
-    rf"\b{_JOB}\s+(?:[a-z]+\s+)?(?:at|for|with)\s+(?:the\s+)?(?P<v>{_WORD}(?:\s+{_WORD}){{0,2}})", _I
+    rf"\b(?:{_JOB}\s+(?:[a-z]+\s+)?at|(?:works?|working|worked|employed|volunteer\w*|freelanc\w*|"
+    rf"contract\w*)\s+(?:[a-z]+\s+)?for)\s+(?:the\s+)?(?P<v>{_WORD}(?:\s+{_WORD}){{0,2}})",
+    _I,
 )
 _JOB_CHANGE = re.compile(
     r"\b(?:leaving|left|leaves|joined|joining|joins|quit|quitting|quits|hired\s+by|laid\s+off\s+from|"
@@ -106,6 +113,8 @@ def find_job_organisations(text: str) -> list[Entity]:
             entity = _first_words(text, m.start("v"), m.group("v"))
             if entity is None or public_mention(entity.text, text, entity.start, entity.end):
                 continue
+            if public_mention(text[m.start() : entity.end], text, m.start(), entity.end):
+                continue  # "Leaving Cert": the cue word is part of a public name
             if entity.text.lower() in place_names() and not entity.text[0].isupper():
                 continue  # "left london": a town, found by the place recognizer
             found.append(Entity(entity.start, entity.end, "ORGANIZATION", entity.text, "jobcue"))
@@ -132,7 +141,10 @@ def _person(text: str, start: int, end: int) -> Entity | None:
     words = surface.split()
     while words and words[-1].lower() in _NEVER:
         words.pop()
-    if not words or words[0].lower() in _NEVER or surface.isupper():
+    while words and words[0].lower() in _NEVER:  # "Since Ji-woo loves…": the name is after "Since"
+        start += len(words[0]) + 1
+        words.pop(0)
+    if not words or surface.isupper():
         return None
     surface = " ".join(words)
     if len(surface) < 2 or public_mention(surface, text, start, start + len(surface)):

@@ -17,7 +17,8 @@ replacement spans:
 * **removal** — an identifier counts as removed only when no *fragment* of it is left: every
   distinctive token of every occurrence (house numbers, postcode halves, day numbers, e-mail user
   names — not street suffixes, titles, month names or ``com``) lies inside a replacement, and its
-  text appears in no published field;
+  text appears in no published field (in its own case for an item with a ``context``: the friend
+  "Will" is not left by the verb "will");
 * **over-redaction** — ``must_keep`` phrase occurrences lost between the raw and the published
   fields (over the must-keep occurrences of all records);
 * **placeholder consistency** — entities whose mentions got two or more placeholders (split) and
@@ -85,6 +86,11 @@ _GENERIC = frozenset(
 def _fold(text: str) -> str:
     """Lowercase, accents stripped, one character per character (offsets are preserved)."""
     return "".join((unicodedata.normalize("NFKD", c)[:1] or c).lower()[:1] for c in text)
+
+
+def _strip(text: str) -> str:
+    """Accents stripped, case kept, one character per character."""
+    return "".join((unicodedata.normalize("NFKD", c)[:1] or c)[:1] for c in text)
 
 
 def distinctive_tokens(kind: str, text: str) -> list[str]:
@@ -266,7 +272,8 @@ def evaluate_planted(
         record = result.record
         raw = dict(texts_of(record))
         published = result.published_fields()
-        published_all = _fold(_PLACEHOLDER.sub(" ", "\n".join(published.values())))
+        published_cased = _strip(_PLACEHOLDER.sub(" ", "\n".join(published.values())))
+        published_all = published_cased.lower()
         spans: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
         for rep in result.replacements:
             spans[rep.field].append((rep.start, rep.end, rep.replacement))
@@ -291,7 +298,10 @@ def evaluate_planted(
                         placeholder_entities[(record.participant_id, replacement)].add(item.entity)
         for item in items:
             planted_n[item.kind] += 1
-            exact = re.search(rf"(?<!\w){re.escape(_fold(item.text))}(?!\w)", published_all)
+            if item.context:  # an ambiguous text ("Will" the friend, "will" the verb): match its case
+                exact = re.search(rf"(?<!\w){re.escape(_strip(item.text))}(?!\w)", published_cased)
+            else:
+                exact = re.search(rf"(?<!\w){re.escape(_fold(item.text))}(?!\w)", published_all)
             if left.get(id(item)) or exact:
                 missed.append({"record_id": record.record_id, "kind": item.kind})
                 leaks += result.action == "publish"
