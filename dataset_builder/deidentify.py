@@ -95,7 +95,9 @@ _CUED_SOURCES = frozenset(
     {"profile", "relation", "pattern", "phonenumbers", "places", "workplace", "jobcue", "orgtype", "feature"}
 )
 #: Detectors whose hits a public use of the same name elsewhere in the participant's text overrides.
-_OVERRIDABLE_SOURCES = frozenset({"ner", "orgtype", "workplace", "jobcue", "venue", "feature", "places", "personcue"})
+_OVERRIDABLE_SOURCES = frozenset(
+    {"ner", "orgtype", "workplace", "jobcue", "venue", "feature", "places", "personcue"}
+)
 _GAZETTEER_KINDS = frozenset(
     {"PERSON", "ORGANIZATION", "LOCATION", "EMAIL", "PHONE", "URL", "HANDLE", "ID_NUMBER"}
 )

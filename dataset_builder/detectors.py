@@ -305,7 +305,9 @@ _PLACE_CUE = re.compile(
 
 #: What may follow a place named after a comma ("Splott, Cardiff." / "Toronto, ON M5C").
 _ADDRESS_TAIL = re.compile(r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:[A-Z]{2,3}\b|\d|in\b|and\b))")
-_VERB_OBJECT_AFTER = re.compile(r"^\s+(?:the|a|an|my|your|our|his|her|their|it|this|that|them|him|me|up)\b", _I)
+_VERB_OBJECT_AFTER = re.compile(
+    r"^\s+(?:the|a|an|my|your|our|his|her|their|it|this|that|them|him|me|up)\b", _I
+)
 
 
 def find_places(text: str) -> list[Entity]:
@@ -567,7 +569,11 @@ class SpacyRecognizer:
                     and previous.source == "ner-org"
                 ):  # "the Royal Infirmary of Edinburgh", "University of Leeds": one organisation
                     entities[-1] = Entity(
-                        previous.start, entity.end, "ORGANIZATION", doc.text[previous.start : entity.end], "ner"
+                        previous.start,
+                        entity.end,
+                        "ORGANIZATION",
+                        doc.text[previous.start : entity.end],
+                        "ner",
                     )
                     continue
                 if ent.label_ in ("ORG", "FAC") and not re.search(r"\s+of\s*$", surface):

@@ -48,6 +48,8 @@ from .preferences import PreferenceFormatError, RawPreferenceRecord
 __all__ = [
     "DEFAULT_CORPUS",
     "PlantedCorpus",
+    "bar_cell",
+    "bar_failures",
     "PlantedItem",
     "PiiEvaluation",
     "distinctive_tokens",
@@ -157,6 +159,7 @@ class PiiEvaluation:
             **field_values(self, only=counts),
             "published_fraction": self.published / self.comparisons if self.comparisons else 0.0,
             **field_values(self, exclude=("recognizer", *counts)),
+            "bar_failures": bar_failures(self),
         }
 
 
@@ -359,6 +362,56 @@ def evaluate_planted(
     )
 
 
+#: The release bar of issue #16: recall per kind, published share, over-redaction rate.
+BAR_RECALL = 0.95
+BAR_PUBLISHED = 0.80
+BAR_OVER_REDACTION = 0.05
+
+
+def bar_failures(evaluation: PiiEvaluation) -> list[str]:
+    """What keeps ``evaluation`` under the release bar, in words (empty: the bar is met).
+
+    The bar: recall >= 0.95 for every planted kind, no planted identifier in a published row,
+    >= 80% of comparisons published, over-redaction <= 5% of must-keep occurrences (where the corpus
+    lists must-keep phrases) and one placeholder per entity (where it tags entities).
+
+    >>> e = PiiEvaluation({"PERSON": {"planted": 20, "caught": 18, "recall": 0.9}}, [], 2, 10, 9, 1, 0, "x")
+    >>> bar_failures(e)
+    ['PERSON recall 0.90', '2 planted identifiers published']
+    """
+    failures = [
+        f"{kind} recall {row['recall']:.2f}"
+        for kind, row in evaluation.per_kind.items()
+        if row["recall"] < BAR_RECALL
+    ]
+    if evaluation.leaks_in_published:
+        failures.append(f"{evaluation.leaks_in_published} planted identifiers published")
+    if evaluation.comparisons and evaluation.published / evaluation.comparisons < BAR_PUBLISHED:
+        failures.append(f"{evaluation.published / evaluation.comparisons:.0%} published")
+    over = evaluation.over_redaction
+    if over.get("must_keep") and float(over["rate"]) > BAR_OVER_REDACTION:
+        failures.append(f"over-redaction {float(over['rate']):.1%}")
+    consistency = evaluation.consistency
+    if consistency.get("split") or consistency.get("merged_placeholders"):
+        failures.append(f"{consistency['split']} split / {consistency['merged_placeholders']} merged")
+    return failures
+
+
+def bar_cell(evaluation: PiiEvaluation) -> str:
+    """``met`` or ``not met: …`` for the table; says which parts of the bar the corpus cannot test."""
+    failures = bar_failures(evaluation)
+    unmeasured = [
+        name
+        for name, present in (
+            ("over-redaction", evaluation.over_redaction.get("must_keep")),
+            ("consistency", evaluation.consistency.get("entities")),
+        )
+        if not present
+    ]
+    cell = "not met: " + ", ".join(failures) if failures else "met"
+    return cell + (f" ({', '.join(unmeasured)} not measured)" if unmeasured else "")
+
+
 def screening_label(evaluation: PiiEvaluation) -> str:
     """How the records were screened, in words (``spaCy NER + patterns + gazetteer`` or the fallback)."""
     if evaluation.recognizer.startswith("none"):
@@ -375,7 +428,7 @@ def markdown_table(evaluations: Sequence[tuple[str, PiiEvaluation]]) -> str:
     rows (the leak count).
 
     >>> e = PiiEvaluation({"EMAIL": {"planted": 2, "caught": 2, "recall": 1.0}}, [], 0, 3, 2, 1, 0, "none")
-    >>> print(markdown_table([("c.jsonl", e)]))
+    >>> print(markdown_table([("c.jsonl", e)]))  # doctest: +ELLIPSIS
     | entity kind | `c.jsonl`<br>patterns + gazetteer only |
     | --- | ---: |
     | EMAIL | 2/2 |
@@ -384,6 +437,7 @@ def markdown_table(evaluations: Sequence[tuple[str, PiiEvaluation]]) -> str:
     | must-keep occurrences lost (over-redaction) | – |
     | entities split / placeholders merged | – |
     | **planted identifiers left in published rows** | **0** |
+    | bar (recall ≥ 0.95 per kind, 0 left, ≥ 80% published, ≤ 5% lost, one placeholder ...) | not met: ... |
     """
     planted_kinds = {kind for _, evaluation in evaluations for kind in evaluation.per_kind}
     kinds = [k for k in ENTITY_KINDS if k in planted_kinds] + sorted(planted_kinds - set(ENTITY_KINDS))
@@ -412,6 +466,9 @@ def markdown_table(evaluations: Sequence[tuple[str, PiiEvaluation]]) -> str:
             else "–"
         ),
         "**planted identifiers left in published rows**": lambda e: f"**{e.leaks_in_published}**",
+        "bar (recall ≥ 0.95 per kind, 0 left, ≥ 80% published, ≤ 5% lost, one placeholder per entity)": (
+            bar_cell
+        ),
     }
     for label, cell in rows.items():
         lines.append(f"| {label} | " + " | ".join(cell(e) for _, e in evaluations) + " |")

@@ -221,7 +221,7 @@ def media_titles(text: str) -> list[str]:
             continue
         kept = []
         for word in words:
-            bare = word.lower().strip(",.;:!?()\"")
+            bare = word.lower().strip(',.;:!?()"')
             if bare in _STOP or not bare:
                 break
             kept.append(bare)
