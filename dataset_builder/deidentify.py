@@ -33,6 +33,7 @@ from .detectors import (
     Recognizer,
     find_patterns,
     generalize_date,
+    place_names,
     public_mention,
     resolve_overlaps,
 )
@@ -92,11 +93,22 @@ _PROFILE_KINDS: dict[str, str] = {
 _NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
 #: Detectors whose label rests on a context cue, a format or the profile (not on NER alone).
 _CUED_SOURCES = frozenset(
-    {"profile", "relation", "pattern", "phonenumbers", "places", "workplace", "jobcue", "orgtype", "feature"}
+    {
+        "profile",
+        "relation",
+        "pattern",
+        "phonenumbers",
+        "places",
+        "workplace",
+        "jobcue",
+        "orgtype",
+        "feature",
+        "home",
+    }
 )
 #: Detectors whose hits a public use of the same name elsewhere in the participant's text overrides.
 _OVERRIDABLE_SOURCES = frozenset(
-    {"ner", "orgtype", "workplace", "jobcue", "venue", "feature", "places", "personcue"}
+    {"ner", "orgtype", "workplace", "jobcue", "venue", "feature", "places", "personcue", "home"}
 )
 _GAZETTEER_KINDS = frozenset(
     {"PERSON", "ORGANIZATION", "LOCATION", "EMAIL", "PHONE", "URL", "HANDLE", "ID_NUMBER"}
@@ -126,6 +138,9 @@ _PERSON_AFTER = re.compile(
     r"^(?:'s\b|\s+(?:might|will|would|could|should|can|says|said|wants|loves|likes|hates|usually|"
     r"prefers|needs|asked|and\s+you|finishes|has|had))",
     re.IGNORECASE,
+)
+_PLACE_CUE_BEFORE = re.compile(
+    r"(?:\b(?:in|at|to|from|near|around|outside|of|into|towards?)\s+(?:the\s+)?|,\s*)$", re.IGNORECASE
 )
 _PLACE_AFTER = re.compile(
     r"^\s+(?:(?:is|are|gets|feels)\s+(?:\w+\s+)?)?in\s+(?:january|february|march|april|may|june|july|"
@@ -205,6 +220,8 @@ class ParticipantRedactor:
     evidence: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
     #: Countries this participant names only as places they do not live or work in.
     residences: set[str] = field(default_factory=set)
+    #: Place keys seen right after a place preposition or a comma ("in Fitzroy", "Smith St, Fitzroy").
+    placed: set[str] = field(default_factory=set)
     kept_countries: set[str] = field(default_factory=set)
     _active: dict[tuple[str, str], str] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
@@ -230,7 +247,10 @@ class ParticipantRedactor:
         A surface the NER model alone gave a second kind ("Leeds" as a person beside "in leeds" as a
         place, "Sofía" as a place beside "my sister Sofía Ibarra") keeps only the kind that a context
         cue, a pattern or the profile gave it; a place the NER model named whose first word is an
-        organisation found by a cue ("the Tesco Extra" beside "works at tesco") is that organisation.
+        organisation found by a cue ("the Tesco Extra" beside "works at tesco"), or that is the first
+        word(s) of one, no known place and never written as a place ("Hillcrest" beside "a nurse at
+        Hillcrest Medical Center", unlike "a GP in Fitzroy" beside "fitzroy auto repairs"), is that
+        organisation.
         Two kinds that both have such evidence ("Jordan" the friend and the country) stay apart.
         """
         cued = {
@@ -256,7 +276,14 @@ class ParticipantRedactor:
                 others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
                 if others or (kind != "PERSON" and key in person_parts):
                     continue
-                if kind == "LOCATION" and key.split()[0] in org_keys and len(key.split()) > 1:
+                if kind == "LOCATION" and (
+                    (key.split()[0] in org_keys and len(key.split()) > 1)
+                    or (
+                        key not in place_names()
+                        and key not in self.placed
+                        and any(o.startswith(f"{key} ") for o in org_keys)
+                    )
+                ):  # "the Tesco Extra" beside "tesco"; "Hillcrest" beside "Hillcrest Medical Center"
                     active.setdefault(("ORGANIZATION", key), surface)
                     continue
             active[(kind, key)] = surface
@@ -377,7 +404,7 @@ class ParticipantRedactor:
             if not candidates:
                 continue
             kind, key = self._choose(candidates, text, m.start(), m.end())
-            if kind in _NAMED_KINDS and not _plausible_name(surface, text, m.start(), m.end()):
+            if kind in _NAMED_KINDS and not _plausible_name(surface, text, m.start(), m.end(), kind):
                 continue
             found.append(Entity(m.start(), m.end(), kind, surface, "gazetteer"))
         return found
@@ -396,7 +423,7 @@ class ParticipantRedactor:
             if hit is not None and hit.kind in _NAMED_KINDS and entity.kind in _NAMED_KINDS:
                 entity = Entity(entity.start, entity.end, hit.kind, entity.text, entity.source)
             if entity.kind in _NAMED_KINDS and not _plausible_name(
-                entity.text, text, entity.start, entity.end
+                entity.text, text, entity.start, entity.end, entity.kind
             ):
                 continue
             chosen.append(entity)
@@ -468,19 +495,19 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     named = [
         e
         for e in [*strong, *kept, *weak]
-        if e.kind not in _NAMED_KINDS or _plausible_name(e.text, text, e.start, e.end)
+        if e.kind not in _NAMED_KINDS or _plausible_name(e.text, text, e.start, e.end, e.kind)
     ]
     return resolve_overlaps(named)
 
 
-def _plausible_name(surface: str, text: str, start: int, end: int) -> bool:
+def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | None = None) -> bool:
     """False for a name-shaped span that is an everyday word in context.
 
     A lowercase everyday-word name ("will", "grace"), a capitalized one at the start of a sentence
     before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
     ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`).
     """
-    if public_mention(surface, text, start, end) or _COMPOUND_TITLE.search(surface):
+    if public_mention(surface, text, start, end, kind=kind) or _COMPOUND_TITLE.search(surface):
         return False
     if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
         start > 0 and text[start - 1] == "-"
@@ -668,13 +695,16 @@ def deidentify_records(
     countries = country_names()
     for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
         public[pid].update(media_titles(text))
+        public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
         for entity in [*ner_entities, *patterns[text]]:
             if entity.kind not in _NAMED_KINDS:
                 continue
             if entity.source in _OVERRIDABLE_SOURCES and public_mention(
-                entity.text, text, entity.start, entity.end
+                entity.text, text, entity.start, entity.end, kind=entity.kind
             ):
                 public[pid].add(_key(entity.text))
+            if entity.kind == "LOCATION" and _PLACE_CUE_BEFORE.search(text[: entity.start]):
+                redactors[pid].placed.add(_key(entity.text))
             if entity.kind == "LOCATION" and residence_before(text, entity.start):
                 if _key(entity.text) in countries:
                     redactors[pid].residences.add(_key(entity.text))
@@ -682,7 +712,9 @@ def deidentify_records(
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
-        ner_entities = [e for e in ner_entities if not _public_key(_key(e.text), public[pid])]
+        ner_entities = [
+            e for e in ner_entities if e.kind != "PUBLIC" and not _public_key(_key(e.text), public[pid])
+        ]
         cued = [
             e
             for e in patterns[text]

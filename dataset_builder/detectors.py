@@ -398,6 +398,8 @@ _GATED_PATTERNS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
     for kind, pattern in _PATTERNS
 )
 
+#: spaCy labels of public names: titles, products, events, languages.
+_PUBLIC_LABELS = frozenset({"WORK_OF_ART", "PRODUCT", "EVENT", "LANGUAGE"})
 _NER_KINDS = {
     "PERSON": "PERSON",
     "ORG": "ORGANIZATION",
@@ -508,7 +510,10 @@ class SpacyRecognizer:
     """spaCy named-entity recognizer (PERSON, ORG, GPE/LOC/FAC), loaded lazily and offline.
 
     An entity none of whose tokens the tagger marks as a proper noun is dropped (spaCy's small
-    model tags sentence-initial common words such as "Gift" or "Cook" as names).
+    model tags sentence-initial common words such as "Gift" or "Cook" as names), and so are an
+    all-lowercase entity in a text whose writer capitalises and a "person" that starts with "The".
+    Titles, products, events and languages (WORK_OF_ART, PRODUCT, EVENT, LANGUAGE) come back with
+    kind ``"PUBLIC"``: never redacted, they tell the de-identifier that the name is public.
 
     ``model`` is an installed spaCy pipeline package name. Raises ``RuntimeError`` with the
     install command when spaCy or the model is missing.
@@ -551,10 +556,12 @@ class SpacyRecognizer:
             entities: list[Entity] = []
             cased = bool(_CASED.search(doc.text))
             for ent in doc.ents:
-                kind = _NER_KINDS.get(ent.label_)
+                kind = _NER_KINDS.get(ent.label_) or ("PUBLIC" if ent.label_ in _PUBLIC_LABELS else None)
                 surface = ent.text.strip(" .,;:'\"()")
                 if kind is None or len(surface) < 2 or _PLACEHOLDER.search(ent.text):
                     continue
+                if kind == "PERSON" and re.match(r"(?i:the)\s", surface):
+                    continue  # "The Pitt", "The Bear": a title or venue, not a person
                 if self._tagged and not any(token.tag_ in ("NNP", "NNPS") for token in ent):
                     continue  # a sentence-initial common word ("Gift ideas…", "Cook a meal…")
                 if cased and surface.islower():

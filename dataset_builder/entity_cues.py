@@ -28,8 +28,10 @@ from .public import public_mention
 
 __all__ = [
     "find_context_entities",
+    "find_appositive_people",
     "find_cued_people",
     "find_features",
+    "find_homes",
     "find_institutions",
     "find_job_organisations",
     "find_venues",
@@ -86,7 +88,7 @@ def _first_words(text: str, start: int, span: str, *, need_capital: bool = False
     kept: list[re.Match[str]] = []
     for word in words:
         bare = word.group(0).rstrip(",.;:!?)'\"").lower()
-        if not bare or bare in _NEVER or bare.endswith("'s"):
+        if not bare or bare in _NEVER or (bare.endswith("'s") and (kept or need_capital)):
             break
         if kept and not word.group(0)[0].isupper() and bare not in _ORG_SUFFIX:
             break  # a lowercase name is one word ("stripe in austin"), or a word and its type
@@ -108,7 +110,9 @@ def find_job_organisations(text: str) -> list[Entity]:
     found = []
     for pattern in (_JOB_AT, _JOB_CHANGE):
         for m in pattern.finditer(text):
-            if re.search(r"\b(?:my|your|his|her|their|our|the|a|an)\s+$", text[: m.start()], _I):
+            if pattern is _JOB_CHANGE and re.search(
+                r"\b(?:my|your|his|her|their|our|the|a|an)\s+$", text[: m.start()], _I
+            ):
                 continue  # "my leaving cert", "a leaving do": an adjective, not a job change
             entity = _first_words(text, m.start("v"), m.group("v"))
             if entity is None or public_mention(entity.text, text, entity.start, entity.end):
@@ -249,6 +253,68 @@ def find_institutions(text: str) -> list[Entity]:
     return found
 
 
+_HOME = re.compile(
+    r"\b(?:lives?|living|lived|moved|moving|relocat(?:ed|ing)|based|grew\s+up|raised|settled|born)\s+"
+    rf"(?:back\s+)?(?:in|to)\s+(?P<v>{_WORD}(?:\s+{_WORD})?)",
+    _I,
+)
+#: Words after "lives in" that name a kind of home, not a place ("lives in a flat", "halls").
+_NOT_HOME = frozenset(
+    """flat flats house houses apartment apartments city town village country countryside area suburb
+    suburbs neighbourhood neighborhood halls hall dorm dorms student shared quiet same new big small rural
+    london-ish fear hope sin denial""".split()
+)
+
+
+def find_homes(text: str) -> list[Entity]:
+    """A place after a residence verb, in any case, even one no gazetteer knows ("lives in peckham",
+    "moved to Tromsø"): the first word, and a second one written with a capital."""
+    found = []
+    for m in _HOME.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        first = words[0].group(0).rstrip(",.;:!?)'\"")
+        if first.lower() in _NEVER or first.lower() in _NOT_HOME or len(first) < 3 or first.isdigit():
+            continue
+        end = m.start("v") + words[0].start() + len(first)
+        if len(words) > 1 and words[0].group(0) == first:
+            second = words[1].group(0).rstrip(",.;:!?)'\"")
+            pair = f"{first} {second}"
+            if (second[:1].isupper() and first[:1].isupper() and second.lower() not in _NEVER) or (
+                pair.lower() in place_names()
+            ):
+                end = m.start("v") + words[1].start() + len(second)
+        start = m.start("v")
+        surface = text[start:end]
+        if public_mention(surface, text, start, end):
+            continue
+        found.append(Entity(start, end, "LOCATION", surface, "home"))
+    return found
+
+
+_APPOSITIVE = re.compile(
+    rf"(?<![\w'-])(?P<v>{_CAP}(?:\s+{_CAP})?),\s+(?:my|our|his|her|their|the\s+user's|user's)\s+"
+    r"(?:best\s+|old\s+|new\s+|close\s+)?(?:friend|neighbou?r|colleague|coworker|co-worker|boss|manager|"
+    r"sister|brother|cousin|mum|mom|dad|partner|husband|wife|flatmate|roommate|housemate|landlord|landlady|"
+    r"aunt|uncle|niece|nephew|daughter|son|teacher|tutor|coach|doctor|dentist|therapist|mentor|client)\b",
+    _I,
+)
+
+
+def find_appositive_people(text: str) -> list[Entity]:
+    """A capitalised name followed by ", my neighbour" / ", her sister" ("Grace, my neighbour, …")."""
+    found = []
+    for m in _APPOSITIVE.finditer(text):
+        words = m.group("v").split()
+        while words and words[0].lower() in _NEVER:
+            words.pop(0)
+        if not words:
+            continue
+        surface = " ".join(words)
+        start = m.end("v") - len(surface)
+        found.append(Entity(start, m.end("v"), "PERSON", surface, "relation"))
+    return found
+
+
 def find_context_entities(text: str) -> list[Entity]:
     """Every context-cued recognizer of this module over ``text`` (overlaps left to the caller)."""
     return [
@@ -257,4 +323,6 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_venues(text),
         *find_features(text),
         *find_institutions(text),
+        *find_homes(text),
+        *find_appositive_people(text),
     ]

@@ -93,6 +93,17 @@ _DESCRIBED_AS_MEDIA = re.compile(
     r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:like|about|with|where|that|set|from|for|and|but|so)\b)",
     re.IGNORECASE,
 )
+#: A title after a liking verb, written with "The" ("loves The Bear", "a fan of The Office").
+_LIKED_TITLE_BEFORE = re.compile(
+    r"\b(?:love|loves|loved|like|likes|liked|enjoy|enjoys|enjoyed|fan\s+of|obsessed\s+with|into)\s+$",
+    re.IGNORECASE,
+)
+#: A single-word event after a time preposition ("before Matariki", "during Ramadan").
+_TIME_BEFORE = re.compile(r"\b(?:during|over|until|till|before|after)\s+$", re.IGNORECASE)
+_EVENT_AFTER = re.compile(
+    r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:break|holidays?|weekend|celebrations?|festivities|festival|eve)\b)",
+    re.IGNORECASE,
+)
 _MEDIA_LIKE_BEFORE = re.compile(rf"\b{_MEDIA_NOUN}s?\s+(?:like|such\s+as)\s+(?:the\s+)?$", re.IGNORECASE)
 #: Words around a programming language ("write Ruby and Go", "learning Rust", "a Python script").
 _CODE_CONTEXT = re.compile(
@@ -168,13 +179,14 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[left + 1 : min(rights) if rights else len(text)]
 
 
-def public_mention(surface: str, text: str, start: int, end: int) -> bool:
+def public_mention(surface: str, text: str, start: int, end: int, *, kind: str | None = None) -> bool:
     """True for a named-entity span that names something public, not a person's own context.
 
     Holidays ("Boxing Day", "St Patrick's Day"), widely used platforms and institutions
     (:data:`PUBLIC_ENTITIES`, unless named as an employer: "works at Slack"), a makes' product, a team
-    before "game"/"match", a title after a media verb or described by a media noun, and a programming
-    language in a programming context.
+    before "game"/"match", a title after a media verb or described by a media noun, a programming
+    language in a programming context, and (for an organisation or place ``kind``) one word after a
+    time preposition that ends the clause ("before Matariki?").
     """
     key = re.sub(r"^the\s+", "", surface.strip().lower())
     key = re.sub(r"['\u2019]s$", "", key)
@@ -197,7 +209,23 @@ def public_mention(surface: str, text: str, start: int, end: int) -> bool:
             return True
     if _DESCRIBED_AS_MEDIA.match(after) or _MEDIA_LIKE_BEFORE.search(before):
         return True
+    if surface.startswith("The ") and _LIKED_TITLE_BEFORE.search(before):
+        return True
+    if kind in ("ORGANIZATION", "LOCATION") and kind_hint_event(surface, before, after):
+        return True
     return not after.startswith("'s") and bool(_WORK_OF_ART_BEFORE.search(before))
+
+
+def kind_hint_event(surface: str, before: str, after: str) -> bool:
+    """True for one capitalised word after a time preposition that ends the clause or precedes
+    "break"/"holidays" ("before Matariki?", "over Hanukkah break"): an event, not an identifier."""
+    return (
+        " " not in surface.strip()
+        and surface[:1].isupper()
+        and not surface.isupper()
+        and bool(_TIME_BEFORE.search(before))
+        and bool(_EVENT_AFTER.match(after))
+    )
 
 
 _TITLE_AFTER_VERB = re.compile(
