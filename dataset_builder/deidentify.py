@@ -139,6 +139,11 @@ _PERSON_AFTER = re.compile(
     r"prefers|needs|asked|and\s+you|finishes|has|had))",
     re.IGNORECASE,
 )
+#: Words after which a lowercase everyday-word name is the person ("with mark", "tell will").
+_SOCIAL_BEFORE = re.compile(
+    r"\b(?:with|tell|ask|text|call|invite|message|remind|thank|meet|dear|email|ring)\s+$", re.IGNORECASE
+)
+_CASED_TEXT = re.compile(r"^\s*[A-Z]")
 _PLACE_CUE_BEFORE = re.compile(
     r"(?:\b(?:in|at|to|from|near|around|outside|of|into|towards?)\s+(?:the\s+)?|,\s*)$", re.IGNORECASE
 )
@@ -427,7 +432,7 @@ class ParticipantRedactor:
             ):
                 continue
             chosen.append(entity)
-        spans = resolve_overlaps([*chosen, *gazetteer])
+        spans = [_with_house_number(span, text) for span in resolve_overlaps([*chosen, *gazetteer])]
         pieces: list[str] = []
         applied: list[tuple[Entity, str]] = []
         cursor = 0
@@ -453,6 +458,20 @@ class ParticipantRedactor:
             cursor = span.end
         pieces.append(text[cursor:])
         return "".join(pieces), applied
+
+
+_HOUSE_NUMBER_BEFORE = re.compile(r"(?:^|(?<=[\s,(]))(\d{1,5}[A-Za-z]?)\s+$")
+
+
+def _with_house_number(span: Entity, text: str) -> Entity:
+    """A street the recognizers found without its house number ("1188 Grand Concourse") takes the
+    number: a multi-word place that is no known town, right after a 1–5 digit number."""
+    if span.kind != "LOCATION" or len(span.text.split()) < 2 or _fold(span.text) in place_names():
+        return span
+    m = _HOUSE_NUMBER_BEFORE.search(text[: span.start])
+    if m is None:
+        return span
+    return Entity(m.start(1), span.end, span.kind, text[m.start(1) : span.end], span.source)
 
 
 #: Pattern sources that are exact formats (an NER span overlapping one is clipped to the words
@@ -515,8 +534,10 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
         return False
     key = _fold(surface)
     if key in _COMMON_WORD_NAMES:
-        if surface.islower():
-            return False
+        if surface.islower() and not (
+            _SOCIAL_BEFORE.search(text[:start]) and not _FUNCTION_NEXT.match(text[end:])
+        ):
+            return False  # "grace period", "i will": but "a picnic with mark" names him
         sentence_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\n"
         following = text[end:]
         if sentence_start and (
@@ -629,6 +650,28 @@ def _withhold_reason(
     return ""
 
 
+def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[str]]:
+    """Per participant, the words the responses (model-written, with capitals) use in lowercase in
+    mid-sentence: a name NER found that the responses also write in lowercase is a common word
+    ("Jollof starts with…" beside "your nan's jollof")."""
+    words: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        for text in (record.response_with_memory, record.response_without_memory):
+            if not _CASED_TEXT.search(text):
+                continue
+            for m in re.finditer(r"(?<=[\s(\"'])[a-z\u00df-\u024f][\w'\u00df-\u024f-]*", text):
+                if text[: m.start()].rstrip()[-1:] not in ".!?:;\n":
+                    words[record.participant_id].add(_fold(re.sub(r"['\u2019]s$", "", m.group(0))))
+    return words
+
+
+def _common_phrase(key: str, common: set[str]) -> bool:
+    """True when every word of ``key`` is written in lowercase by the responses (and it is not an
+    everyday-word first name such as "will" or "hope", which have their own rule)."""
+    tokens = key.split()
+    return bool(tokens) and key not in _COMMON_WORD_NAMES and all(t in common for t in tokens)
+
+
 def _public_key(key: str, public: set[str]) -> bool:
     """True when ``key`` is a public name, or two or more consecutive words of one ("bake off" of
     "great british bake off")."""
@@ -708,12 +751,17 @@ def deidentify_records(
             if entity.kind == "LOCATION" and residence_before(text, entity.start):
                 if _key(entity.text) in countries:
                     redactors[pid].residences.add(_key(entity.text))
+    common = _lowercase_words(records)
     ner_raw: dict[str, list[Entity]] = {}
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
         ner_entities = [
-            e for e in ner_entities if e.kind != "PUBLIC" and not _public_key(_key(e.text), public[pid])
+            e
+            for e in ner_entities
+            if e.kind != "PUBLIC"
+            and not _public_key(_key(e.text), public[pid])
+            and not _common_phrase(_key(e.text), common[pid])
         ]
         cued = [
             e

@@ -241,7 +241,10 @@ _NOT_NAME = frozenset(
     when because since after before while as than group chat appointment appointments wedding birthday
     bday party parties house home flat place car kids kid baby dog cat family friends school work job
     office shift shifts visit trip number email phone address name surgery clinic practice doing night
-    evening morning afternoon""".split()
+    evening morning afternoon early late later first directly instead anyway maybe asap right back over
+    ahead earlier lately personally quickly properly politely tonight studies teaches coaches makes
+    bakes owns runs manages helps lends borrows sells buys pays earns starts started finished joins
+    joined left leaves retired retires passed died""".split()
 )
 #: A possessive before a relation word ("my sister", "user's cousin", "our landlord").
 _POSSESSIVE_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
@@ -250,6 +253,22 @@ _RELATION_NAME = re.compile(
     rf"(?P<v>{_NAME_TOKEN}(?:\s+{_NAME_TOKEN}){{0,2}})",
     re.IGNORECASE,
 )
+
+
+#: Lowercase particles inside capitalised names ("Ngozi de Souza", "Siobhán ní Bhriain").
+_NAME_PARTICLES = frozenset(
+    "de da del della di van von der den le la du bin binti ibn al el ní nic ó".split()
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _stop_words() -> frozenset[str]:
+    """spaCy's English stop words (326 function words and adverbs), or empty without spaCy."""
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+    except ImportError:
+        return frozenset()
+    return frozenset(STOP_WORDS)
 
 
 def find_relation_names(text: str) -> list[Entity]:
@@ -263,10 +282,14 @@ def find_relation_names(text: str) -> list[Entity]:
             text[: m.start("v")].rstrip().endswith("'s") or not _POSSESSIVE_BEFORE.search(text[: m.start()])
         ):
             continue  # "my sister's wedding", "parent night": a name in lowercase needs "my sister …"
-        tokens = []
+        tokens: list[re.Match[str]] = []
+        capitalised = m.group("v")[0].isupper()
         for token in re.finditer(r"\S+", m.group("v")):
-            if token.group(0).lower() in _NOT_NAME:
+            word = token.group(0)
+            if word.lower() in _NOT_NAME or word.lower() in _stop_words():
                 break
+            if tokens and capitalised and not word[0].isupper() and word.lower() not in _NAME_PARTICLES:
+                break  # "Chiamaka Eze studies at…": a capitalised name ends at a lowercase word
             tokens.append(token)
         if not tokens:
             continue
@@ -320,7 +343,7 @@ def find_places(text: str) -> list[Entity]:
         words = list(re.finditer(r"\S+", m.group("v")))
         for n in range(len(words), 0, -1):  # the longest known name wins
             end = words[n - 1].end()
-            phrase = m.group("v")[:end].rstrip(",.;:!?)'\"")
+            phrase = re.sub(r"['\u2019]s$", "", m.group("v")[:end].rstrip(",.;:!?)'\""))
             if phrase.lower() in names:
                 start = m.start("v")
                 after = text[start + len(phrase) :]

@@ -75,13 +75,23 @@ _JOB_CHANGE = re.compile(
     rf"transferr(?:ed|ing)\s+to)\s+(?P<v>{_WORD}(?:\s+{_WORD}){{0,2}})",
     _I,
 )
+_WORKPLACE_IN = re.compile(rf"\s+(?:in|near|outside)\s+(?P<v>{_WORD}(?:\s+{_WORD})?)", _I)
 _ORG_SUFFIX = frozenset(
     """bank group labs lab hospital school plant store superstore studio agency college university ltd inc
     co plc partners associates solutions systems consulting""".split()
 )
 
 
-def _first_words(text: str, start: int, span: str, *, need_capital: bool = False) -> Entity | None:
+#: Second words of a place written in lowercase ("salford quays", "canary wharf", "crystal palace").
+_PLACE_SUFFIX = frozenset(
+    """quays quay wharf park heights village town hill hills green square bridge cross end gate gardens
+    palace vale valley bay beach point harbour harbor springs falls city""".split()
+)
+
+
+def _first_words(
+    text: str, start: int, span: str, *, need_capital: bool = False, suffixes: frozenset[str] = _ORG_SUFFIX
+) -> Entity | None:
     """The name at the front of ``span``: words up to the first everyday word (or, for a name in
     lowercase, just one word plus a trailing organisation suffix)."""
     words = list(re.finditer(r"\S+", span))
@@ -90,7 +100,7 @@ def _first_words(text: str, start: int, span: str, *, need_capital: bool = False
         bare = word.group(0).rstrip(",.;:!?)'\"").lower()
         if not bare or bare in _NEVER or (bare.endswith("'s") and (kept or need_capital)):
             break
-        if kept and not word.group(0)[0].isupper() and bare not in _ORG_SUFFIX:
+        if kept and not word.group(0)[0].isupper() and bare not in suffixes:
             break  # a lowercase name is one word ("stripe in austin"), or a word and its type
         kept.append(word)
         if word.group(0)[-1:] in ",.;:!?)":
@@ -122,6 +132,11 @@ def find_job_organisations(text: str) -> list[Entity]:
             if entity.text.lower() in place_names() and not entity.text[0].isupper():
                 continue  # "left london": a town, found by the place recognizer
             found.append(Entity(entity.start, entity.end, "ORGANIZATION", entity.text, "jobcue"))
+            where = _WORKPLACE_IN.match(text, entity.end)
+            if where:  # "a pharmacist at boots in leicester": where the employer is
+                place = _first_words(text, where.start("v"), where.group("v"), suffixes=_PLACE_SUFFIX)
+                if place is not None:
+                    found.append(Entity(place.start, place.end, "LOCATION", place.text, "jobcue"))
     return found
 
 
@@ -231,7 +246,7 @@ _INSTITUTION_LEAD = (
     r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 )
 _INSTITUTION = re.compile(
-    rf"\b(?P<v>(?:{_INSTITUTION_LEAD}\s+){{1,2}}(?:college|university)"
+    rf"\b(?P<v>(?:(?:{_INSTITUTION_LEAD}\s+){{1,2}}(?:college|university)|(?:university|college)(?=\s+of\s))"
     rf"(?:\s+(?P<tail>of\s+{_WORD}|{_WORD}))?)",
     _I,
 )

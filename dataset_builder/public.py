@@ -128,7 +128,7 @@ _RESIDENCE_BEFORE = re.compile(
 _CITY_STATES = frozenset({"singapore", "monaco", "hong kong", "macau", "macao", "gibraltar", "vatican city"})
 _STOP = frozenset(
     """every each on at in with and or but for to of from so because when while after before since
-    this that these those it its is was are were be been with last next tonight tomorrow today
+    this that these those it its is was are were be been with next tonight tomorrow today
     yesterday again together instead now then also too week weekend night nights""".split()
 )
 
@@ -241,20 +241,27 @@ _NOT_TITLE_START = frozenset(
 
 def media_titles(text: str) -> list[str]:
     """Lowercased titles named after a media verb, in any case ("watches the great british bake off
-    every week" gives "great british bake off"); the title stops at a function or time word."""
+    every week" gives "great british bake off"; "watch the last of us or shogun" gives both); a
+    title stops at a function or time word ("of" and "the" may sit inside one)."""
     titles = []
     for m in _TITLE_AFTER_VERB.finditer(text):
         words = m.group("v").split()
         if words[0].lower() in _NOT_TITLE_START or (words[0].islower() and "'s" in words[0]):
             continue
-        kept = []
+        current: list[str] = []
         for word in words:
             bare = word.lower().strip(',.;:!?()"')
-            if bare in _STOP or not bare:
+            if bare in ("or", "and") and current:
+                titles.append(" ".join(current))
+                current = []
+                continue
+            if not bare or (bare in _STOP and not (current and bare in ("of", "the"))):
                 break
-            kept.append(bare)
+            current.append(bare)
             if word[-1:] in ",.;:!?)":
                 break
-        if kept:
-            titles.append(" ".join(kept))
+        while current and current[-1] in ("of", "the"):
+            current.pop()
+        if current:
+            titles.append(" ".join(current))
     return titles
