@@ -304,3 +304,81 @@ def test_bar_failures_name_every_unmet_part() -> None:
         "over-redaction 6.0%",
         "1 split / 0 merged",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "surface"),
+    [
+        ("user's girlfriend Chiamaka Eze studies at the university of salford.", "PERSON", "Chiamaka Eze"),
+        (
+            "user's girlfriend Chiamaka Eze studies at the university of salford.",
+            "ORGANIZATION",
+            "university of salford",
+        ),
+        ("user's friend Siobhán Ní Bhriain lives in Stoneybatter", "PERSON", "Siobhán Ní Bhriain"),
+        ("my friend Ngozi de Souza is visiting", "PERSON", "Ngozi de Souza"),
+        ("works at the BBC in salford quays.", "LOCATION", "salford quays"),
+        ("a pharmacist at boots in leicester.", "ORGANIZATION", "boots"),
+        ("my partner is a chef at nando's.", "ORGANIZATION", "nando's"),
+        ("my best mate lives in peckham and works nearby", "LOCATION", "peckham"),
+        ("Grace, my neighbour, recommended it", "PERSON", "Grace"),
+        ("hotpot in manchester's chinatown", "LOCATION", "manchester"),
+    ],
+)
+def test_name_boundaries_and_more_cues(text: str, kind: str, surface: str) -> None:
+    assert (kind, surface) in _surfaces(find_patterns(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ask your manager early.",  # an adverb after a relation word
+        "user's nan Grace Adeyemi makes jollof every Sunday.",  # "makes" ends the name
+        "she lives in a flat in the city centre",
+    ],
+)
+def test_words_after_names_and_homes_are_kept(text: str) -> None:
+    surfaces = {e.text.lower() for e in find_patterns(text)}
+    assert not surfaces & {"early", "grace adeyemi makes", "makes", "jollof", "flat"}
+
+
+def test_titles_split_on_or_and_keep_of() -> None:
+    assert media_titles("should i watch the last of us or shogun next") == ["last of us", "shogun"]
+
+
+def test_events_after_a_time_preposition_need_an_organisation_or_place_label() -> None:
+    text = "Try a course before Matariki?"
+    start = text.index("Matariki")
+    assert public_mention("Matariki", text, start, start + 8, kind="ORGANIZATION")
+    note = "Here's a text for Aroha: see you at 5"
+    start = note.index("Aroha")
+    assert not public_mention("Aroha", note, start, start + 5, kind="PERSON")
+
+
+def test_ner_names_the_responses_write_in_lowercase_are_common_words() -> None:
+    record = _record(
+        query="recipe for jollof rice like my nan's",
+        retrieved_memories=["user's nan Grace Adeyemi makes jollof every Sunday."],
+        response_with_memory="Your nan's jollof likely uses a tomato base; Grace would approve.",
+        response_without_memory="Jollof starts with a tomato base.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Jollof": "PERSON", "Grace Adeyemi": "PERSON"}))
+    assert "jollof" in result.fields["query"] and result.fields["response_without_memory"].startswith(
+        "Jollof"
+    )
+    assert "Grace" not in json.dumps(result.fields) and "Adeyemi" not in json.dumps(result.fields)
+
+
+def test_everyday_word_names_after_a_social_verb_and_house_numbers() -> None:
+    record = _record(
+        query="Will it rain? planning a picnic with mark",
+        retrieved_memories=["user's flatmate Mark Sullivan lives at 1188 Grand Concourse, Bronx."],
+        response_with_memory="Mark could bring a blanket; I will check the forecast and mark it.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Grand Concourse": "LOCATION"}))
+    assert result.fields["query"] == "Will it rain? planning a picnic with [PERSON_1]"
+    assert (
+        "mark it" in result.fields["response_with_memory"]
+        and "I will" in result.fields["response_with_memory"]
+    )
+    assert "1188" not in result.fields["retrieved_memories"][0]
