@@ -14,7 +14,7 @@ Each returns :class:`~dataset_builder.detectors.Entity` spans with its own ``sou
 de-identifier can weigh them against the NER model's labels.
 
 >>> [(e.kind, e.text) for e in find_context_entities("im a backend dev at stripe in austin")]
-[('ORGANIZATION', 'stripe')]
+[('ORGANIZATION', 'stripe'), ('LOCATION', 'austin')]
 >>> [(e.kind, e.text) for e in find_context_entities("i work from home at the moment")]
 []
 """
