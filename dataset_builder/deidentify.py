@@ -276,10 +276,16 @@ class ParticipantRedactor:
             if kind in _NAMED_KINDS:
                 kinds_of[key].add(kind)
         active: dict[tuple[str, str], str] = {}
+        streets = {
+            re.sub(r"^\d+[a-z]?\s+|\s+\d+[a-z]?$", "", key) for kind, key in cued if kind == "LOCATION"
+        }
         for (kind, key), surface in self.mentions.items():
             if kind in _NAMED_KINDS and (kind, key) not in cued:
                 others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
                 if others or (kind != "PERSON" and key in person_parts):
+                    continue
+                if kind != "LOCATION" and key in streets:  # "Karl-Heine-Straße" beside "… Straße 42"
+                    active.setdefault(("LOCATION", key), surface)
                     continue
                 if kind == "LOCATION" and (
                     (key.split()[0] in org_keys and len(key.split()) > 1)

@@ -209,6 +209,31 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("LOCATION", re.compile(r"\b[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")),
+    # continental addresses: "Karl-Heine-Straße 42", "12 rue de la Paix", "Calle Mayor 5", a postcode
+    # before the town after a comma ("…, 04229 Leipzig", "…, 1012 AB Amsterdam")
+    (
+        "LOCATION",
+        re.compile(
+            r"\b[A-Za-z\u00c0-\u024f][\w\u00c0-\u024f-]*(?:stra(?:ß|ss)e|str\.|weg|platz|gasse|allee|damm|ufer|"
+            r"steig|chaussee|straat|laan|gracht|plein|vej|gatan|gata|veien)\s+\d{1,4}[a-z]?\b",
+            _I,
+        ),
+    ),
+    (
+        "LOCATION",
+        re.compile(
+            r"\b(?:\d{1,4}[a-z]?,?\s+)?(?i:rue|avenue|boulevard|chemin|allée|quai|impasse|via|viale|corso|piazza|"
+            r"calle|avenida|rua|praça|plaza|carrer|paseo)\s+(?:(?i:de|du|des|la|le|l'|del|della|di|do|da|dos|"
+            r"das)\s+)*[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}"
+            r"(?:,?\s+\d{1,4}[a-z]?\b)?"
+        ),
+    ),
+    (
+        "LOCATION",
+        re.compile(
+            r"(?:(?<=,)|(?<=,\s)|^)(?P<v>\d{5}\s+[A-Z\u00c0-\u00de][\w\u00c0-\u024f-]+|\d{4}\s?[A-Z]{2}\b)"
+        ),
+    ),
     # Australian state + postcode
     ("LOCATION", re.compile(r"\b(?:NSW|VIC|QLD|WA|SA|TAS|ACT|NT)\s+\d{4}\b", _I)),
     # Canadian postal code (M5C 1S1)
@@ -333,6 +358,14 @@ _VERB_OBJECT_AFTER = re.compile(
 )
 
 
+_INFINITIVE_BEFORE = re.compile(
+    r"\b(?:what|how|where|when|whether|want|wants|wanted|need|needs|needed|like|likes|love|going|have|has|"
+    r"had|try|trying|tried|able|time|ideas?|way|ways|something|anything|nothing|easiest|best|hard|easy|"
+    r"used|plan|plans|planning|decide|deciding|learn|learning)\s+$",
+    _I,
+)
+
+
 def find_places(text: str) -> list[Entity]:
     """Place names of :func:`place_names` after a place preposition ("moved to round rock")."""
     names = place_names()
@@ -351,6 +384,12 @@ def find_places(text: str) -> list[Entity]:
                     break  # "Stripe, Rust is…": after a comma only the tail of an address is a place
                 if phrase.islower() and _VERB_OBJECT_AFTER.match(after):
                     break  # "in reading the paper": a gerund or verb, not the town
+                if (
+                    phrase.islower()
+                    and m.group(0).lower().startswith("to")
+                    and _INFINITIVE_BEFORE.search(text[: m.start()])
+                ):
+                    break  # "what to cook for…": an infinitive, not the town of Cook
                 found.append(Entity(start, start + len(phrase), "LOCATION", phrase, "places"))
                 break
     return found
@@ -583,6 +622,8 @@ class SpacyRecognizer:
                 surface = ent.text.strip(" .,;:'\"()")
                 if kind is None or len(surface) < 2 or _PLACEHOLDER.search(ent.text):
                     continue
+                if kind == "PUBLIC" and any(c.isdigit() for c in surface):
+                    continue  # spaCy calls some ID numbers and addresses products
                 if kind == "PERSON" and re.match(r"(?i:the)\s", surface):
                     continue  # "The Pitt", "The Bear": a title or venue, not a person
                 if self._tagged and not any(token.tag_ in ("NNP", "NNPS") for token in ent):

@@ -47,7 +47,7 @@ PUBLIC_ENTITIES = frozenset(
     powerpoint chatgpt amazon uber ebay paypal venmo wikipedia nhs nmc gp ni pps irs dmv medicare tv bbc
     itv hbo disney marvel hmrc dvla cra ird ato centrelink revenue cao gcse gcses a-levels sats hsc ncea
     leaving cert garmin fitbit kindle airpods playstation xbox python javascript typescript java kotlin
-    swift notion""".split()
+    swift notion aadhaar pan ssn sin tfn nino ppsn abn esta eta evisa""".split()
 ) | frozenset({"leaving cert", "apple watch", "apple pencil", "nintendo switch", "nmc online"})
 #: Makes and brands whose products people name ("Honda Civic", "Apple Watch", "Mazda 3").
 BRANDS = frozenset(
@@ -203,7 +203,8 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
             return True
         if _PUBLIC_AFTER.match(after):
             return True
-        if _DRIVES_BEFORE.search(before) or (len(words) == 1 and _MODEL_NUMBER_AFTER.match(after)):
+        model = len(words) == 1 and kind in (None, "ORGANIZATION") and _MODEL_NUMBER_AFTER.match(after)
+        if _DRIVES_BEFORE.search(before) or model:  # "Mazda 3", not "Karl-Heine-Straße 42"
             return True
         if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):
             return True
@@ -211,9 +212,28 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
         return True
     if surface.startswith("The ") and _LIKED_TITLE_BEFORE.search(before):
         return True
+    head = _TITLE_PREFIX.search(before)
+    if head and head.group(1).lower() not in _NOT_TITLE_HEAD:
+        return True  # "Tears of the Kingdom", "Game of Thrones": the end of a title-case title
     if kind in ("ORGANIZATION", "LOCATION") and kind_hint_event(surface, before, after):
         return True
     return not after.startswith("'s") and bool(_WORK_OF_ART_BEFORE.search(before))
+
+
+#: A capitalised word and "of (the)" right before a span, with no "the" before the word: the span
+#: ends a title ("love Tears of the Kingdom"), unlike "the Royal Infirmary of Edinburgh".
+_TITLE_PREFIX = re.compile(r"(?<![\w'-])(?<!\bthe\s)([A-Z][\w'-]+)\s+of(?:\s+the)?\s+$")
+#: Heads of "X of Y" names that are organisations, places or offices, not titles.
+_NOT_TITLE_HEAD = frozenset(
+    """university college bank school institute hospital museum church cathedral department ministry
+    council board republic isle isles island islands bay city county state kingdom house faculty
+    society royal duchy province gulf sea lake port district borough town village mayor president
+    king queen prince princess duke duchess bishop archbishop governor minister secretary chancellor
+    lord lady earl baron centre center north south east west heart edge outskirts rest part side
+    friends sisters brothers order office bureau court commission agency library academy federation
+    union league association club infirmary hospice clinic surgery practice trust foundation group
+    company corporation firm head director chief team dean rector""".split()
+)
 
 
 def kind_hint_event(surface: str, before: str, after: str) -> bool:

@@ -382,3 +382,57 @@ def test_everyday_word_names_after_a_social_verb_and_house_numbers() -> None:
         and "I will" in result.fields["response_with_memory"]
     )
     assert "1188" not in result.fields["retrieved_memories"][0]
+
+
+@pytest.mark.parametrize(
+    ("text", "surface"),
+    [
+        ("user lives at Karl-Heine-Straße 42, 04229 Leipzig.", "Karl-Heine-Straße 42"),
+        ("user lives at Karl-Heine-Straße 42, 04229 Leipzig.", "04229 Leipzig"),
+        ("we live at 12 rue de la Paix, 75002 Paris", "12 rue de la Paix"),
+        ("Prinsengracht 263, 1016 GV Amsterdam", "1016 GV"),
+        ("meet me at Calle Mayor 5 tonight", "Calle Mayor 5"),
+    ],
+)
+def test_continental_addresses_and_postcodes(text: str, surface: str) -> None:
+    assert ("LOCATION", surface) in _surfaces(find_patterns(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what to cook for oksana",
+        "ideas for how to bath a dog",
+        "send it via email please",
+        "in 2022 Toyota won",
+    ],
+)
+def test_infinitives_and_english_words_are_no_addresses_or_towns(text: str) -> None:
+    assert [e for e in find_patterns(text) if e.kind == "LOCATION"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "public"),
+    [
+        ("He would love Tears of the Kingdom.", "Kingdom", True),
+        ("We binge Game of Thrones.", "Thrones", True),
+        ("a nurse at the Royal Infirmary of Edinburgh", "Edinburgh", False),  # "the" before the head
+        ("she studies at the University of Leeds", "Leeds", False),  # an institution's head word
+        ("Worked late with Jonah Park on the Nike pitch.", "Nike", False),  # "on the" is no title
+        ("Don't share your Aadhaar or PAN on WhatsApp.", "Aadhaar", True),  # an ID scheme's name
+    ],
+)
+def test_title_heads_and_id_schemes(text: str, surface: str, public: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind="LOCATION") is public
+
+
+def test_a_street_named_without_its_number_joins_the_address() -> None:
+    record = _record(
+        retrieved_memories=["user lives at Karl-Heine-Straße 42, 04229 Leipzig."],
+        response_with_memory="Karl-Heine-Straße has a tram stop too.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Karl-Heine-Straße": "PERSON"}))
+    memory = result.fields["retrieved_memories"][0]
+    assert memory.startswith("user lives at [LOCATION_1], ")
+    assert result.fields["response_with_memory"] == "[LOCATION_1] has a tram stop too."
