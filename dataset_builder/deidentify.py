@@ -29,6 +29,7 @@ from typing import Literal
 from mirage_bench.structs import field_values
 
 from .detectors import (
+    RELATION_WORDS,
     Entity,
     Recognizer,
     find_patterns,
@@ -144,6 +145,10 @@ _SOCIAL_BEFORE = re.compile(
     r"\b(?:with|tell|ask|text|call|invite|message|remind|thank|meet|dear|email|ring)\s+$", re.IGNORECASE
 )
 _CASED_TEXT = re.compile(r"^\s*[A-Z]")
+#: A relation word right before a name ("my mum june", "her son will").
+_RELATION_BEFORE = re.compile(
+    rf"\b(?:my|our|your|his|her|their|'s)\s+(?:{RELATION_WORDS})\s+$", re.IGNORECASE
+)
 _PLACE_CUE_BEFORE = re.compile(
     r"(?:\b(?:in|at|to|from|near|around|outside|of|into|towards?)\s+(?:the\s+)?|,\s*)$", re.IGNORECASE
 )
@@ -490,6 +495,9 @@ _LEADING_VERB = re.compile(
 )
 
 
+_MODAL = re.compile(r"^(?:will|may|can|could|should|would|shall|must|does|did|do|is|are|was|were)\s+", re.I)
+
+
 def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> list[Entity]:
     """Pattern matches plus NER entities; an NER span overlapping a pattern match keeps only the
     words outside it ("Manchester M20" beside the postcode "M20 3ED"); implausible or public
@@ -498,6 +506,11 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     weak = [p for p in patterns if p.source not in _STRONG_SOURCES]
     kept: list[Entity] = []
     for entity in ner:
+        modal = _MODAL.match(entity.text)
+        if modal and public_mention(
+            entity.text[modal.end() :], text, entity.start + modal.end(), entity.end, kind=entity.kind
+        ):
+            continue  # "Will Hanukkah overlap…": a question's verb and a holiday
         lead = _LEADING_VERB.match(entity.text)
         if lead and lead.end() < len(entity.text):
             entity = Entity(
@@ -540,9 +553,8 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
         return False
     key = _fold(surface)
     if key in _COMMON_WORD_NAMES:
-        if surface.islower() and not (
-            _SOCIAL_BEFORE.search(text[:start]) and not _FUNCTION_NEXT.match(text[end:])
-        ):
+        cued = _SOCIAL_BEFORE.search(text[:start]) or _RELATION_BEFORE.search(text[:start])
+        if surface.islower() and not (cued and not _FUNCTION_NEXT.match(text[end:])):
             return False  # "grace period", "i will": but "a picnic with mark" names him
         sentence_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\n"
         following = text[end:]
@@ -656,6 +668,16 @@ def _withhold_reason(
     return ""
 
 
+def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
+    """True when the span, alone or with up to three words before it, is (part of) a public name:
+    "lotus" in "the white lotus" beside the public title "White Lotus"."""
+    key = _key(entity.text)
+    if _public_key(key, public):
+        return True
+    before = re.findall(r"[\w'\u00c0-\u024f-]+", _fold(text[: entity.start]))[-3:]
+    return any(_public_key(" ".join([*before[i:], key]), public) for i in range(len(before)))
+
+
 def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[str]]:
     """Per participant, the words the responses (model-written, with capitals) use in lowercase in
     mid-sentence: a name NER found that the responses also write in lowercase is a common word
@@ -766,7 +788,7 @@ def deidentify_records(
             e
             for e in ner_entities
             if e.kind != "PUBLIC"
-            and not _public_key(_key(e.text), public[pid])
+            and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
         ]
         cued = [

@@ -23,6 +23,7 @@ from .public import public_mention
 
 __all__ = [
     "DEFAULT_SPACY_MODEL",
+    "RELATION_WORDS",
     "ENTITY_KINDS",
     "Entity",
     "Recognizer",
@@ -244,7 +245,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ID_NUMBER", re.compile(r"\b[A-Z]{0,3}\d(?:[\d-]{4,}|\d{4,})\d\b")),
 )
 
-_RELATIONS = (
+#: Relation words that introduce a person's name ("my sister-in-law …", "user's landlord …"), as a
+#: regular-expression alternation.
+RELATION_WORDS = _RELATIONS = (
     "(?:(?:step|half|god|great)-?)?(?:sister|brother|son|daughter|mum|mom|dad|father|mother|parent|child|"
     "grandson|granddaughter|grandma|grandmother|grandad|granddad|grandpa|grandfather|granny|gran|nana|nan|"
     "aunt|auntie|aunty|uncle|niece|nephew|cousin|twin|sis|bro)(?:-in-law)?|"

@@ -86,10 +86,11 @@ _WORK_OF_ART_BEFORE = re.compile(
 #: Nouns that say a name is a title or product ("Hades is an action game", "a sitcom like The Office").
 _MEDIA_NOUN = (
     r"(?:show|series|sitcom|comedy|comedies|drama|soap|mockumentary|documentary|thriller|anime|cartoon|"
-    r"film|movie|novel|book|podcast|album|song|band|game|musical|franchise|app|tool|language|framework)"
+    r"film|movie|novel|book|podcast|album|song|band|game|musical|franchise|app|tool|language|framework|"
+    r"satire|horror|romcom|sci-fi|fantasy|western|spin-off|reboot|sequel|prequel)"
 )
 _DESCRIBED_AS_MEDIA = re.compile(
-    rf"^(?:'s)?\s+(?:is|was|are|were)\s+(?:a|an|the)\s+(?:[\w'-]+\s+){{0,3}}{_MEDIA_NOUN}"
+    rf"^(?:'s)?\s+(?:is|was|are|were)\s+(?:(?:a|an|the)\s+)?(?:[\w'-]+\s+){{0,3}}{_MEDIA_NOUN}"
     r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:like|about|with|where|that|set|from|for|and|but|so)\b)",
     re.IGNORECASE,
 )
@@ -194,6 +195,9 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     saint = re.match(r"(?:st\.?|saint)\s+\w+$", key) or re.search(r"\b(?:st\.?|saint)\s+$", before, re.I)
     if _HOLIDAY.match(key) or (saint and _HOLIDAY_TAIL.match(after)):
         return True
+    previous = re.search(r"([\w'\u2019]+)\s+$", before)
+    if previous and key in ("day", "eve") and _HOLIDAY.match(f"{previous.group(1).lower()} {key}"):
+        return True  # "Mother's Day" with "Day" alone labelled
     employer = bool(_WORK_BEFORE.search(before))
     words = key.split()
     if not employer:

@@ -436,3 +436,26 @@ def test_a_street_named_without_its_number_joins_the_address() -> None:
     memory = result.fields["retrieved_memories"][0]
     assert memory.startswith("user lives at [LOCATION_1], ")
     assert result.fields["response_with_memory"] == "[LOCATION_1] has a tram stop too."
+
+
+def test_holidays_titles_and_relation_cued_everyday_names() -> None:
+    text = "ideas for Mother's Day for my mum"
+    start = text.index("Day")
+    assert public_mention("Day", text, start, start + 3)
+    satire = "The White Lotus is sharper satire."
+    assert public_mention("The White Lotus", satire, 0, 15)
+    records = [
+        _record("a", query="Will Hanukkah overlap with Christmas?", retrieved_memories=["x"]),
+        _record("b", query="a gift for my mum june? and is it warm in june?", retrieved_memories=["x"]),
+        _record(
+            "c",
+            query="is ted lasso or the white lotus better?",
+            retrieved_memories=["x"],
+            response_with_memory="The White Lotus is sharper satire.",
+        ),
+    ]
+    ner = FixedNer({"Will Hanukkah": "PERSON", "lotus": "ORGANIZATION", "The White Lotus": "ORGANIZATION"})
+    a, b, c = deidentify_records(records, ner)
+    assert a.fields["query"] == "Will Hanukkah overlap with Christmas?"
+    assert b.fields["query"] == "a gift for my mum [PERSON_1]? and is it warm in june?"
+    assert c.fields["query"] == "is ted lasso or the white lotus better?"
