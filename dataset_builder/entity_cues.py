@@ -62,7 +62,7 @@ _JOB = (
     r"engineer|nurse|teacher|analyst|designer|manager|consultant|cashier|barista|lecturer|researcher|"
     r"scientist|accountant|lawyer|pharmacist|volunteers?|volunteering|lead|director|officer|assistant|"
     r"receptionist|technician|administrator|admin|clerk|paramedic|doctor|surgeon|chef|cook|driver|"
-    r"courier|contractor|freelancer|student|placement|internship)"
+    r"courier|contractor|freelancer|student|placement|internship|promotion|role|position|post)"
 )
 _JOB_AT = re.compile(
     rf"\b(?:{_JOB}\s+(?:[a-z]+\s+)?at|(?:works?|working|worked|employed|volunteer\w*|freelanc\w*|"

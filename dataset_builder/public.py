@@ -64,7 +64,8 @@ _HOLIDAY_TAIL = re.compile(r"^(?:'s)?\s+(?:day|eve)\b", re.IGNORECASE)
 #: Words that make the next name an employer (a work verb, optionally with "at"/"for"/"the").
 _WORK_BEFORE = re.compile(
     r"\b(?:work|works|working|worked|job|employed|employer|intern|interning|shifts?|nights|lates|"
-    r"joined|joining|leaving|left|quit|dev|developer|engineer|nurse|manager|analyst|designer)\s+"
+    r"joined|joining|leaving|left|quit|dev|developer|engineer|nurse|manager|analyst|designer|role|position|"
+    r"post|promotion|internship|placement)\s+"
     r"(?:at\s+|for\s+|with\s+)?(?:the\s+)?$",
     re.IGNORECASE,
 )
