@@ -54,6 +54,8 @@ def _surfaces(entities: Sequence[Entity]) -> list[tuple[str, str]]:
         ("a finance lead at DBS in Singapore", "DBS"),
         ("she works for deloitte now", "deloitte"),
         ("he joined Monzo last year", "Monzo"),
+        ("how do i congratulate her on her promotion at kaiser?", "kaiser"),
+        ("her role at google is new", "google"),  # a public name named as an employer
     ],
 )
 def test_job_cues_find_employers(text: str, surface: str) -> None:
