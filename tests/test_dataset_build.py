@@ -278,7 +278,8 @@ def test_config_docs_cover_every_feature() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    "preferences detectors deidentify pairs card publish pii_eval render_cards".split(),
+    "preferences detectors deidentify resolver public entity_cues pairs card publish pii_eval "
+    "render_cards".split(),
 )
 def test_dataset_builder_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"dataset_builder.{module}"))
