@@ -34,6 +34,7 @@ __all__ = [
     "find_homes",
     "find_institutions",
     "find_job_organisations",
+    "find_lowercase_people",
     "find_venues",
 ]
 
@@ -169,6 +170,42 @@ def _person(text: str, start: int, end: int) -> Entity | None:
     if len(surface) < 2 or public_mention(surface, text, start, start + len(surface)):
         return None
     return Entity(start, start + len(surface), "PERSON", surface, "personcue")
+
+
+#: Occasions and kin that follow a person's possessive ("oksana's birthday", "priya's mum").
+_PERSONAL_AFTER_POSSESSIVE = (
+    r"(?:birthday|bday|wedding|engagement|party|graduation|baby\s+shower|hen\s+do|stag\s+do|funeral|"
+    r"retirement|leaving\s+do|mum|mom|dad|parents|husband|wife|partner|boyfriend|girlfriend|kids|son|"
+    r"daughter|sister|brother|family|new\s+job|new\s+flat|new\s+house|flat|house|place|\d{1,3}(?:st|nd|rd|th))"
+)
+_POSSESSIVE_PERSON = re.compile(
+    rf"(?<![\w'-])(?P<v>[a-z\u00c0-\u024f][\w\u00c0-\u024f-]+)['\u2019]s\s+{_PERSONAL_AFTER_POSSESSIVE}\b"
+)
+_ME_AND = re.compile(r"\bme\s+and\s+(?P<v>[a-z\u00c0-\u024f][\w\u00c0-\u024f-]+)\b")
+_DETERMINER_BEFORE = re.compile(r"\b(?:my|the|a|an|his|her|our|their|your|this|that|its)\s+$", _I)
+_NOT_LOWERCASE_PERSON = frozenset(
+    """user dog dogs cat cats baby kid kids child children someone everyone nobody anyone team company
+    boss client neighbour neighbor friend friends family mum mom dad sister brother cousin nan gran
+    partner husband wife son daughter aunt uncle niece nephew colleague coworker flatmate roommate
+    housemate landlord teacher coach doctor work school uni church""".split()
+)
+
+
+def find_lowercase_people(text: str) -> list[Entity]:
+    """A lowercase name before a personal possessive or after "me and" ("for oksana's birthday",
+    "me and bongani are driving"); not "my dog's birthday", "the user's flat" or a relation word."""
+    found = []
+    for pattern in (_POSSESSIVE_PERSON, _ME_AND):
+        for m in pattern.finditer(text):
+            word = m.group("v")
+            if word in _NEVER or word in _NOT_LOWERCASE_PERSON or len(word) < 3:
+                continue
+            if _DETERMINER_BEFORE.search(text[: m.start("v")]):
+                continue
+            if public_mention(word, text, m.start("v"), m.end("v")):
+                continue
+            found.append(Entity(m.start("v"), m.end("v"), "PERSON", word, "personcue"))
+    return found
 
 
 def find_cued_people(text: str) -> list[Entity]:
@@ -340,4 +377,5 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_institutions(text),
         *find_homes(text),
         *find_appositive_people(text),
+        *find_lowercase_people(text),
     ]

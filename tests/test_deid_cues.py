@@ -461,3 +461,22 @@ def test_holidays_titles_and_relation_cued_everyday_names() -> None:
     assert a.fields["query"] == "Will Hanukkah overlap with Christmas?"
     assert b.fields["query"] == "a gift for my mum [PERSON_1]? and is it warm in june?"
     assert c.fields["query"] == "is ted lasso or the white lotus better?"
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("what to cook for oksana's birthday", ["oksana"]),
+        ("ideas for kwame's 30th", ["kwame"]),
+        ("me and bongani are driving", ["bongani"]),
+        ("my dog's birthday is soon", []),
+        ("the user's flat is damp", []),
+        ("me and my mum went", []),
+        ("me and the kids went", []),
+        ("a cake for the team's party", []),
+    ],
+)
+def test_lowercase_people_before_a_personal_possessive_or_after_me_and(text: str, found: list[str]) -> None:
+    from dataset_builder.entity_cues import find_lowercase_people
+
+    assert [e.text for e in find_lowercase_people(text)] == found
