@@ -122,7 +122,8 @@ _DRIVES_BEFORE = re.compile(
 )
 _RESIDENCE_BEFORE = re.compile(
     r"\b(?:live|lives|living|lived|moved|moving|move|relocat\w*|based|born|raised|grew\s+up|settled|"
-    r"from|resident|citizen|stationed|posted|works?|working|worked|office|headquarters|hq)\s+"
+    r"from|resident|citizen|stationed|posted|works?|working|worked|office|headquarters|hq|home|family|"
+    r"parents|grandparents|relatives|folks|mum|mom|dad|nan|gran)\s+"
     r"(?:back\s+)?(?:in|to|at|out\s+of)?\s*(?:the\s+)?$",
     re.IGNORECASE,
 )

@@ -480,3 +480,9 @@ def test_lowercase_people_before_a_personal_possessive_or_after_me_and(text: str
     from dataset_builder.entity_cues import find_lowercase_people
 
     assert [e.text for e in find_lowercase_people(text)] == found
+
+
+def test_a_family_home_country_is_redacted() -> None:
+    home = _record(query="flights to see my parents in poland at christmas?", retrieved_memories=["x"])
+    (result,) = deidentify_records([home], FixedNer({"poland": "LOCATION"}))
+    assert "poland" not in result.fields["query"]
