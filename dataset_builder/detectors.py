@@ -310,6 +310,8 @@ def find_relation_names(text: str) -> list[Entity]:
             text[: m.start("v")].rstrip().endswith("'s") or not _POSSESSIVE_BEFORE.search(text[: m.start()])
         ):
             continue  # "my sister's wedding", "parent night": a name in lowercase needs "my sister …"
+        if re.fullmatch(r"[A-Z0-9]{2,}", m.group("v").split()[0]):
+            continue  # "the client's CPU": an acronym, not a name
         tokens: list[re.Match[str]] = []
         capitalised = m.group("v")[0].isupper()
         for token in re.finditer(r"\S+", m.group("v")):

@@ -71,7 +71,7 @@ _JOB_AT = re.compile(
     _I,
 )
 _JOB_CHANGE = re.compile(
-    r"\b(?:leaving|left|leaves|joined|joining|joins|quit|quitting|quits|hired\s+by|laid\s+off\s+from|"
+    r"\b(?:leaving|left|joined|joining|joins|quit|quitting|quits|hired\s+by|laid\s+off\s+from|"
     r"fired\s+from|offer\s+from|interview(?:s|ed|ing)?\s+(?:at|with)|start(?:s|ed|ing)?\s+at|"
     rf"transferr(?:ed|ing)\s+to)\s+(?P<v>{_WORD}(?:\s+{_WORD}){{0,2}})",
     _I,
@@ -214,6 +214,8 @@ def find_cued_people(text: str) -> list[Entity]:
     public name."""
     found = []
     for m in _PERSON_BEFORE_CUE.finditer(text):
+        if m.group(0)[0].isupper() and text[: m.start()].rstrip()[-1:] not in ("", ".", "!", "?", "\n", ":"):
+            continue  # "Anthropic Message Batches": a capitalised verb inside a name is no verb
         entity = _person(text, m.start("v"), m.end("v"))
         if entity is not None:
             found.append(entity)

@@ -486,3 +486,15 @@ def test_a_family_home_country_is_redacted() -> None:
     home = _record(query="flights to see my parents in poland at christmas?", retrieved_memories=["x"])
     (result,) = deidentify_records([home], FixedNer({"poland": "LOCATION"}))
     assert "poland" not in result.fields["query"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the client's CPU is the limit",  # an acronym after a relation word
+        "the comparison leaves identifiers in published rows",
+        "it uses Anthropic Message Batches for the judge",  # a capitalised verb inside a name
+    ],
+)
+def test_technical_prose_is_not_a_person_or_employer(text: str) -> None:
+    assert [e for e in find_patterns(text) if e.kind in ("PERSON", "ORGANIZATION")] == []
