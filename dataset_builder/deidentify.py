@@ -42,6 +42,7 @@ from typing import Literal
 from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns
+from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .preferences import RawPreferenceRecord
 from .public import country_names, media_titles, public_mention, residence_before
 from .resolver import (
@@ -269,6 +270,33 @@ def _public_key(key: str, public: set[str]) -> bool:
     return any(f" {key} " in f" {name} " for name in public)
 
 
+def _is_response(slot: str) -> bool:
+    """True for a model-written response field (``slot`` is ``record_id\0field``)."""
+    return slot.split("\0")[-1].startswith("response")
+
+
+def _weak_ner(
+    entity: Entity, text: str, found: Sequence[Entity], in_response: bool, own: frozenset[str]
+) -> bool:
+    """True for a span only NER found that names nobody private: in a response, one that none of the
+    participant's own words grounds ("the Peak District" suggested for a weekend away), unless its
+    sentence names one of the participant's own places ("Osaka is great; … around Kuromon Market":
+    a place near theirs, whatever NER calls it); anywhere, an acronym or code NER calls an
+    organisation or person ("UTR", "IR3"). See :mod:`dataset_builder.evidence`."""
+    if entity.kind not in _NAMED_KINDS:
+        return False
+    if in_response and not grounded(entity.text, own):
+        start, end = sentence_bounds(text, entity.start, entity.end)
+        return not any(
+            other.kind == "LOCATION"
+            and other is not entity
+            and start <= other.start < end
+            and grounded(other.text, own)
+            for other in found
+        )
+    return entity.kind != "LOCATION" and acronym_or_code(entity.text)
+
+
 def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
     """The raw published-field texts of a record as ``(field name, text)``, memories indexed."""
     texts = [("query", record.query)]
@@ -339,6 +367,11 @@ def deidentify_records(
                 if _key(entity.text) in countries:
                     redactors[pid].residences.add(_key(entity.text))
     common = _lowercase_words(records)
+    # the participant's own words: what a model-written response can have learnt from them
+    own = {
+        pid: own_words(text for (p, slot, text) in jobs if p == pid and not _is_response(slot))
+        for pid in by_participant
+    }
     ner_raw: dict[str, list[Entity]] = {}
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
@@ -349,6 +382,7 @@ def deidentify_records(
             if e.kind != "PUBLIC"
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
+            and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid])
         ]
         cued = [
             e
