@@ -270,6 +270,12 @@ def _public_key(key: str, public: set[str]) -> bool:
     return any(f" {key} " in f" {name} " for name in public)
 
 
+#: Before an acronym that is a place whatever NER calls it: "Victoria, TX", "the drive from SA".
+_ACRONYM_PLACE_BEFORE = re.compile(r"\b(?:from|near|around|outside)\s+$", re.IGNORECASE)
+#: A two-letter state or province after a town and a comma ("Victoria, TX").
+_STATE_AFTER_TOWN = re.compile(r"[^\W\d_]{3},\s*$")
+
+
 def _is_response(slot: str) -> bool:
     """True for a model-written response field (``slot`` is ``record_id\0field``)."""
     return slot.split("\0")[-1].startswith("response")
@@ -279,13 +285,15 @@ def _weak_ner(
     entity: Entity, text: str, found: Sequence[Entity], in_response: bool, own: frozenset[str]
 ) -> bool:
     """True for a span only NER found that names nobody private: in a response, one that none of the
-    participant's own words grounds ("the Peak District" suggested for a weekend away), unless its
-    sentence names one of the participant's own places ("Osaka is great; … around Kuromon Market":
-    a place near theirs, whatever NER calls it); anywhere, an acronym or code NER calls an
-    organisation or person ("UTR", "IR3"). See :mod:`dataset_builder.evidence`."""
+    participant's own words grounds ("the Peak District" suggested for a weekend away), unless it is
+    a person or place in a sentence that names one of the participant's own places ("Osaka is great;
+    … around Kuromon Market": a place near theirs, which NER may call a person); anywhere, an acronym or code NER calls an
+    organisation or person ("UTR", "IR3"), except where a place stands ("Victoria, TX"). See :mod:`dataset_builder.evidence`."""
     if entity.kind not in _NAMED_KINDS:
         return False
     if in_response and not grounded(entity.text, own):
+        if entity.kind == "ORGANIZATION":
+            return True
         start, end = sentence_bounds(text, entity.start, entity.end)
         return not any(
             other.kind == "LOCATION"
@@ -294,7 +302,12 @@ def _weak_ner(
             and grounded(other.text, own)
             for other in found
         )
-    return entity.kind != "LOCATION" and acronym_or_code(entity.text)
+    return (
+        entity.kind != "LOCATION"
+        and acronym_or_code(entity.text)
+        and not _ACRONYM_PLACE_BEFORE.search(text[: entity.start])
+        and not (len(entity.text) == 2 and _STATE_AFTER_TOWN.search(text[: entity.start]))
+    )
 
 
 def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
