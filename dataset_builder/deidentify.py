@@ -284,11 +284,15 @@ def _is_response(slot: str) -> bool:
 def _weak_ner(
     entity: Entity, text: str, found: Sequence[Entity], in_response: bool, own: frozenset[str]
 ) -> bool:
-    """True for a span only NER found that names nobody private: in a response, one that none of the
-    participant's own words grounds ("the Peak District" suggested for a weekend away), unless it is
-    a person or place in a sentence that names one of the participant's own places ("Osaka is great;
-    … around Kuromon Market": a place near theirs, which NER may call a person); anywhere, an acronym or code NER calls an
-    organisation or person ("UTR", "IR3"), except where a place stands ("Victoria, TX"). See :mod:`dataset_builder.evidence`."""
+    """True for a span only NER found that names nobody private.
+
+    In a response, one that none of the participant's own words grounds ("the Peak District"
+    suggested for a weekend away), unless it is a person or place in a sentence that names one of
+    the participant's own places ("Osaka is great; … around Kuromon Market": a place near theirs,
+    which NER may call a person). Anywhere, an acronym or code NER calls an organisation or person
+    ("UTR", "IR3"), except where a place stands ("Victoria, TX"). See
+    :mod:`dataset_builder.evidence`.
+    """
     if entity.kind not in _NAMED_KINDS:
         return False
     if in_response and not grounded(entity.text, own):

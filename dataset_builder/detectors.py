@@ -88,6 +88,33 @@ _MONTH_NAMES = (
     "November",
     "December",
 )
+#: Month names of other languages (nominative and, for Polish, genitive), each with its month
+#: number; only after or before a day number do they make a date.
+_FOREIGN_MONTH_NUMBERS: dict[str, int] = {
+    name: number
+    for number, names in enumerate(
+        (
+            "janvier enero janeiro gennaio januar januari stycznia styczeń enero",
+            "février fevrier febrero fevereiro febbraio februar februari lutego luty pebrero",
+            "mars marzo março marco märz maart mars marca marzec marso machi",
+            "avril abril aprile april kwietnia kwiecień abril aprili",
+            "mai mayo maio maggio mai mei maj maja mayo mei",
+            "juin junio junho giugno juni czerwca czerwiec hunyo juni",
+            "juillet julio julho luglio juli lipca lipiec hulyo julai",
+            "août aout agosto agosto august augustus augusti sierpnia sierpień agosti",
+            "septembre septiembre setembro settembre september septembre września wrzesień setyembre "
+            "septemba",
+            "octobre octubre outubro ottobre oktober oktober października październik oktubre oktoba",
+            "novembre noviembre novembro novembre november listopada listopad nobyembre novemba",
+            "décembre decembre diciembre dezembro dicembre dezember december grudnia grudzień disyembre "
+            "desemba",
+        ),
+        start=1,
+    )
+    for name in names.split()
+    if name not in {"august", "april", "september", "october", "november", "december"}
+}
+FOREIGN_MONTHS = "|".join(sorted(_FOREIGN_MONTH_NUMBERS, key=len, reverse=True))
 _STREET = (
     "Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|"
     "Parkway|Pkwy|Highway|Hwy|Circle|Square|Crescent|Cres|Close|Grove|Gardens|Walk|Row|Mews"
@@ -185,6 +212,37 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
+    # a day without its month: "on the 22nd", "since the 3rd." (not "the 3rd time", "the 18th century")
+    (
+        "DATE",
+        re.compile(
+            r"\bthe\s+(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
+            r"(?=\s*(?:[,.;:!?)\]\n]|$|\s(?:at|and|or|so|but|when|if|because|to|for|then|this|next|please)\b))",
+            _I,
+        ),
+    ),
+    # day/month without a year beside a date word, in unambiguous forms ("bday 28/02", "ngày 16/10")
+    (
+        "DATE",
+        re.compile(
+            r"\b(?:is|bday|birthday|anniversary|ngày|le|am|el|il|em|dia|op|den|de)\s+(?:on\s+)?"
+            r"(?P<v>(?:[12]\d|3[01]|0?[1-9])/(?:1[0-2]|0?[1-9])|(?:1[0-2]|0?[1-9])/(?:[12]\d|3[01]|0?[1-9]))"
+            r"(?![/\d])(?!\s*(?:cups?|tsp|tbsp|of|inch|in|ml|g)\b)",
+            _I,
+        ),
+    ),
+    ("DATE", re.compile(r"(?<![\d/.])(?:[12]\d|3[01]|0[1-9])/(?:1[0-2]|0[1-9])(?![/\d])")),
+    ("DATE", re.compile(r"(?<![\d/.])(?:1[3-9]|2\d|3[01])/(?:1[0-2])(?![/\d])")),
+    # German day.month. ("am 14.03.")
+    ("DATE", re.compile(r"(?<![\d.])(?:[12]\d|3[01]|0[1-9])\.(?:1[0-2]|0[1-9])\.(?!\d)")),
+    # a day and a month name in French, Spanish, Portuguese, Italian, German, Dutch, Swedish, Polish,
+    # Tagalog or Swahili ("2 octobre", "23 grudnia", "14 de mayo", "5. März"), or in CJK ("3月14日")
+    (
+        "DATE",
+        re.compile(rf"\b{_DAY}\.?\s+(?:de\s+|di\s+)?(?:{FOREIGN_MONTHS})\b(?:\s+(?:de\s+)?\d{{4}})?", _I),
+    ),
+    ("DATE", re.compile(rf"\b(?:{FOREIGN_MONTHS})\s+{_DAY}\b(?:,?\s+\d{{4}})?", _I)),
+    ("DATE", re.compile(r"(?:\d{4}\s*[年년]\s*)?\d{1,2}\s*[月월]\s*\d{1,2}\s*[日일]")),
     # addresses: "1420 N Maple Ave", "22/5 smith st", "3F2 41 easter road"
     (
         "LOCATION",
@@ -567,6 +625,13 @@ def generalize_date(text: str) -> str:
         return year if len(year) == 4 else "a recent year"
     month = re.search(rf"\b({_MONTHS})\b", text, re.IGNORECASE)
     year = re.search(r"\b(\d{4})\b", text)
+    foreign = re.search(rf"\b({FOREIGN_MONTHS})\b", text, re.IGNORECASE)
+    cjk = re.search(r"(\d{1,2})\s*[月월]", text)
+    if not month and (foreign or cjk):
+        number = _FOREIGN_MONTH_NUMBERS[foreign.group(1).lower()] if foreign else int(cjk.group(1))  # type: ignore[union-attr]
+        if 1 <= number <= 12:
+            full = _MONTH_NAMES[number - 1]
+            return f"{full} {year.group(1)}" if year else full
     if month:
         full = next(name for name in _MONTH_NAMES if name.lower().startswith(month.group(1)[:3].lower()))
         return f"{full} {year.group(1)}" if year else full
