@@ -133,6 +133,11 @@ _TLDS = (
     "com|org|net|io|edu|gov|co|me|app|dev|ly|ai|info|biz|site|online|shop|store|blog|xyz|tech|page|link|"
     "club|art|design|studio|us|uk|ca|de|fr|jp|au|in|nl|eu|tv|fm|gg|so|ch|se|no|es|it|br|mx|nz|ie"
 )
+#: Social platforms whose name announces a user name ("instagram zoe.makes.things").
+_PLATFORMS = (
+    "insta|instagram|ig|tiktok|twitter|discord|account|snap|snapchat|threads|bluesky|telegram|github|"
+    "gitlab|twitch|kakao(?:talk)?|line|wechat|viber|signal|skype|steam|psn|xbox|mastodon|youtube"
+)
 _AT = r"(?:\s*[\[(]\s*at\s*[\])]\s*|\s+at\s+)"
 _DOT = r"(?:\s*[\[(]\s*dot\s*[\])]\s*|\s+dot\s+)"
 #: Keywords that announce an identification number ("my nhs number is 943 476 5919").
@@ -163,13 +168,42 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
+    # a host under a country's second-level domain ("amasoven.com.ng"), any host with a path
+    # ("linktr.ee/hanzng"), any host after a word that announces a site ("portfolio studio.photo")
+    (
+        "URL",
+        re.compile(
+            r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|co|org|net|gov|edu|ac|or|ne|go)\.[a-z]{2}"
+            r"(?:/[^\s<>\"']*[^\s<>\"'.,;:!?)\]])?\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "URL",
+        re.compile(
+            r"(?<![@\w.])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,12}/[\w%~-][^\s<>\"']*[^\s<>\"'.,;:!?)\]]",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "URL",
+        re.compile(
+            r"\b(?:site|website|portfolio|blog|homepage|webpage|web\s+page|url|link)(?:\s+(?:is|at))?[\s:]+"
+            r"(?P<v>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,12})\b(?![.@]\w)",
+            re.IGNORECASE,
+        ),
+    ),
     ("ID_NUMBER", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    # IBAN ("DE89 3704 0044 0532 0130 00")
+    ("ID_NUMBER", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,3})?\b")),
+    # a long run of digit groups no phone has (13+ digits without "+": "2 91 05 75 112 034 56")
+    ("ID_NUMBER", re.compile(r"(?<![\d+])(?=(?:\d\s?){13})\d{1,4}(?:\s\d{1,4}){3,}(?!\d)")),
     # a number announced by its keyword: NHS, Medicare, PPS, passport, licence, plate, PIN, ...
     (
         "ID_NUMBER",
         re.compile(
             rf"\b(?:{_ID_KEYS})(?:\s+(?:card|number|no\.?|num|#|pin|plate|id))?(?:\s+(?:is|was|:))?[\s:#]*"
-            r"(?P<v>(?-i:(?=[A-Z0-9 -]*\d)[A-Z0-9]+(?:[ -][A-Z0-9]+){0,4}))(?![\w-])",
+            r"(?P<v>(?-i:(?=[A-Z0-9 /.-]*\d)[A-Z0-9]+(?:[ /.-][A-Z0-9]+){0,4}))(?![\w-])",
             _I,
         ),
     ),
@@ -194,8 +228,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "HANDLE",
         re.compile(
-            r"\b(?:at|is|tag|handle|insta|instagram|tiktok|twitter|discord|account|as)\s+"
-            r"(?P<v>[a-z0-9_]+\.[a-z0-9_]+)\b(?!\.\w)",
+            rf"\b(?:at|is|tag|handle|as|{_PLATFORMS})\s+"
+            r"(?P<v>[a-z0-9_]+(?:\.[a-z0-9_]+)+)\b(?!\.\w)",
+            _I,
+        ),
+    ),
+    # a user name announced as one ("snap username hanz.ng", "username elsewhere: lwisniewski")
+    (
+        "HANDLE",
+        re.compile(
+            r"\b(?:user\s?name|handle|gamertag|user\s?id|screen\s?name|line\s+id)\b(?:\s+(?:is|elsewhere|there))?"
+            r"\s*(?::\s*|\s+)(?P<v>(?!(?:is|the|a|an|and|or|same|my|your|for|on|of|to|in)\b)"
+            r"[a-z0-9_][a-z0-9_.-]{1,30}[a-z0-9_])\b(?![.@]\w)",
             _I,
         ),
     ),
@@ -300,7 +344,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # UK postcode (LS6 2AB, EH6 5JL, M20 3ED), Irish Eircode (D07 XY12)
     ("LOCATION", re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b", _I)),
     ("LOCATION", re.compile(r"\b[AC-FHKNPRTV-Y]\d{2}\s?[AC-FHKNPRTV-Y0-9]{4}\b")),
-    ("ID_NUMBER", re.compile(r"\b[A-Z]{0,3}\d(?:[\d-]{4,}|\d{4,})\d\b")),
+    ("ID_NUMBER", re.compile(r"\b[A-Z]{0,3}\d(?:[\d-]{4,}|\d{4,})\d(?:-[A-Z]{1,3}\b)?\b")),
+    # digit groups joined by slashes ("04821/19/1261"): not a date (its groups are too long)
+    (
+        "ID_NUMBER",
+        re.compile(r"(?<![\d/])\d{3,}/\d{2,}/\d{3,}(?![\d/])|(?<![\d/])\d{5,}/\d{2,}(?:/\d+)?(?![\d/])"),
+    ),
 )
 
 #: Relation words that introduce a person's name ("my sister-in-law …", "user's landlord …"), as a
