@@ -42,6 +42,7 @@ from typing import Literal
 from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns
+from .entity_cues import find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .preferences import RawPreferenceRecord
 from .public import country_names, media_titles, public_mention, residence_before
@@ -383,6 +384,15 @@ def deidentify_records(
             if entity.kind == "LOCATION" and residence_before(text, entity.start):
                 if _key(entity.text) in countries:
                     redactors[pid].residences.add(_key(entity.text))
+    for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")
+        for nick, full in find_nicknames(text):
+            redactors[pid].learn(
+                [
+                    Entity(0, len(nick), "PERSON", nick, "nickname"),
+                    Entity(0, len(full), "PERSON", full, "nickname"),
+                ]
+            )
+            redactors[pid].nicknames.add((_key(nick), _key(full)))
     common = _lowercase_words(records)
     # the participant's own words: what a model-written response can have learnt from them
     own = {

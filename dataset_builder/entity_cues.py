@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .detectors import Entity, place_names
+from .detectors import RELATION_WORDS, Entity, place_names
 from .public import public_mention
 
 __all__ = [
@@ -35,6 +35,8 @@ __all__ = [
     "find_institutions",
     "find_job_organisations",
     "find_lowercase_people",
+    "find_nicknames",
+    "find_signed_people",
     "find_venues",
 ]
 
@@ -191,14 +193,23 @@ _NOT_LOWERCASE_PERSON = frozenset(
 )
 
 
+_X_AND_I = re.compile(r"(?:^|(?<=[.!?]\s))(?P<v>[a-z\u00c0-\u024f][\w\u00c0-\u024f-]+)\s+and\s+i\b")
+
+
 def find_lowercase_people(text: str) -> list[Entity]:
-    """A lowercase name before a personal possessive or after "me and" ("for oksana's birthday",
-    "me and bongani are driving"); not "my dog's birthday", "the user's flat" or a relation word."""
+    """A lowercase name before a personal possessive, after "me and" or before "and i" at a
+    sentence start ("for oksana's birthday", "me and bongani are driving", "arj and i are 12 years
+    married"); not "my dog's birthday", "the user's flat" or a relation word. An everyday-word name
+    ("will") counts here, where the verb cannot stand ("will's 30th", "will and i")."""
+    from .resolver import _COMMON_WORD_NAMES  # the resolver builds on this module's recognizers
+
     found = []
-    for pattern in (_POSSESSIVE_PERSON, _ME_AND):
+    for pattern in (_POSSESSIVE_PERSON, _ME_AND, _X_AND_I):
         for m in pattern.finditer(text):
             word = m.group("v")
-            if word in _NEVER or word in _NOT_LOWERCASE_PERSON or len(word) < 3:
+            if word not in _COMMON_WORD_NAMES and (word in _NEVER or len(word) < 3):
+                continue
+            if word in _NOT_LOWERCASE_PERSON:
                 continue
             if _DETERMINER_BEFORE.search(text[: m.start("v")]):
                 continue
@@ -369,6 +380,77 @@ def find_appositive_people(text: str) -> list[Entity]:
     return found
 
 
+_NAME = r"(?-i:[A-Z\u00c0-\u00de\u0100-\u024f])[\w'\u00c0-\u024f-]*"
+_SIGN_OFF = re.compile(
+    r"(?:^|\n)[ \t]*(?:thanks|thank\s+you|many\s+thanks|regards|kind\s+regards|best\s+regards|"
+    r"warm\s+regards|best(?:\s+wishes)?|cheers|love|sincerely|yours\s+sincerely|yours|warmly|"
+    r"all\s+the\s+best|take\s+care|talk\s+soon|xo|xx|merci|danke|gracias|obrigad[oa]|"
+    r"saludos|cordialement|liebe\s+grüße|viele\s+grüße|grüße)[ \t]*[,!.]?[ \t]*\n+[ \t]*"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME}){{0,2}})[ \t]*(?=$|\n|[,(])",
+    _I,
+)
+_SELF_INTRO = re.compile(
+    rf"\b(?:i'm|i\s+am|my\s+name\s+is|this\s+is)\s+(?P<v>{_NAME}(?:\s+{_NAME})?)(?=[,.!]|\s+from\b)", _I
+)
+
+
+def find_signed_people(text: str) -> list[Entity]:
+    """The name under a closing ("Thanks,\nŁukasz") and a self-introduction ("I'm Camille, a nurse")."""
+    found = []
+    for pattern in (_SIGN_OFF, _SELF_INTRO):
+        for m in pattern.finditer(text):
+            words = m.group("v").split()
+            if words[0].lower() in _NEVER:
+                continue
+            found.append(Entity(m.start("v"), m.end("v"), "PERSON", m.group("v"), "personcue"))
+    return found
+
+
+_QUOTED_NICKNAME = re.compile(
+    rf"(?P<first>{_NAME})\s+['\u2018\u2019\"\u201c](?P<nick>[^'\u2019\"\u201d\n]{{2,25}})['\u2019\"\u201d]\s+"
+    rf"(?P<last>{_NAME}(?:\s+{_NAME})?)"
+)
+_CALLS_NICKNAME = re.compile(
+    rf"\bcalls?\s+(?P<first>{_NAME})\s+['\u2018\u2019\"\u201c](?P<nick>[^'\u2019\"\u201d\n]{{2,25}})['\u2019\"\u201d]"
+)
+_PERSON_WORD = r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+_PAREN_NICKNAME = re.compile(
+    rf"\b(?:{RELATION_WORDS}|with)\s+(?P<a>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\s+"
+    rf"\((?P<b>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\)",
+    _I,
+)
+
+
+def find_nicknames(text: str) -> list[tuple[str, str]]:
+    """``(nickname, name)`` pairs the text ties together: "Jakub 'Kuba' Nowak", "Tobi calls Ngozi
+    'Aunty Ngo'", "my daughter Anika (ani)", "with Tuan Anh Nguyen (Tony)".
+
+    >>> find_nicknames("user's friend Jakub 'Kuba' Nowak drives; my daughter Anika (ani) is 8")
+    [('Kuba', 'Jakub Nowak'), ('ani', 'Anika')]
+    >>> find_nicknames("my mum lives in Campinas (Cambuí)"), find_nicknames("the 'best' Pizza place")
+    ([], [])
+    """
+    pairs = []
+    for m in _QUOTED_NICKNAME.finditer(text):
+        if m.group("first").lower() in _NEVER or not m.group("nick")[0].isupper():
+            continue
+        pairs.append((m.group("nick"), f"{m.group('first')} {m.group('last')}"))
+    for m in _CALLS_NICKNAME.finditer(text):
+        pairs.append((m.group("nick"), m.group("first")))
+    for m in _PAREN_NICKNAME.finditer(text):
+        a, b = m.group("a"), m.group("b")
+        if any(w.lower() in _NEVER for w in (*a.split(), *b.split())):
+            continue
+        if _RELATION_START.match(text[m.start() :]) and not _POSSESSIVE_RELATION.search(text[: m.start()]):
+            continue
+        pairs.append((b, a) if len(b.split()) <= len(a.split()) else (a, b))
+    return pairs
+
+
+_RELATION_START = re.compile(rf"(?:{RELATION_WORDS})\b", _I)
+_POSSESSIVE_RELATION = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+$", _I)
+
+
 def find_context_entities(text: str) -> list[Entity]:
     """Every context-cued recognizer of this module over ``text`` (overlaps left to the caller)."""
     return [
@@ -380,4 +462,5 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_homes(text),
         *find_appositive_people(text),
         *find_lowercase_people(text),
+        *find_signed_people(text),
     ]

@@ -27,7 +27,7 @@ from .detectors import (
 )
 from .public import country_names
 
-__all__ = ["ParticipantRedactor"]
+__all__ = ["ParticipantRedactor", "canonical"]
 
 _NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
 #: Detectors whose label rests on a context cue, a format or the profile (not on NER alone).
@@ -43,6 +43,7 @@ _CUED_SOURCES = frozenset(
         "orgtype",
         "feature",
         "home",
+        "nickname",
     }
 )
 #: Detectors whose hits a public use of the same name elsewhere in the participant's text overrides.
@@ -83,6 +84,15 @@ _SOCIAL_BEFORE = re.compile(
     r"\b(?:with|tell|ask|text|call|invite|message|remind|thank|meet|dear|email|ring)\s+$", re.IGNORECASE
 )
 _CASED_TEXT = re.compile(r"^\s*[A-Z]")
+#: After an everyday-word name, words the everyday word cannot take ("will's 30th", "will and i",
+#: "will works weekends", "grace is getting married").
+_NAME_ONLY_AFTER = re.compile(
+    r"(?:['\u2019]s\s+(?:\d{1,3}(?:st|nd|rd|th)|birthday|bday|wedding|party|car|flat|house|place|mum|"
+    r"mom|dad|family|job|work)\b|\s+and\s+i\b|\s+(?:is|was|has|works|lives|loves|hates|wants|says|"
+    r"said|thinks|likes|needs|gets|got|keeps|turns|texted|called)\b)",
+    re.IGNORECASE,
+)
+_DETERMINER_BEFORE = re.compile(r"\b(?:the|a|an|my|your|his|her|our|their|this|that|its)\s+$", re.IGNORECASE)
 #: A relation word right before a name ("my mum june", "her son will").
 _RELATION_BEFORE = re.compile(
     rf"\b(?:my|our|your|his|her|their|'s)\s+(?:{RELATION_WORDS})\s+$", re.IGNORECASE
@@ -125,6 +135,64 @@ def _kind_key(kind: str, text: str) -> str:
     return key
 
 
+_STREET_ABBREVIATIONS = {
+    "st": "street",
+    "rd": "road",
+    "ave": "avenue",
+    "av": "avenue",
+    "dr": "drive",
+    "ln": "lane",
+    "blvd": "boulevard",
+    "pl": "place",
+    "cres": "crescent",
+    "ct": "court",
+    "tce": "terrace",
+    "hwy": "highway",
+    "sq": "square",
+}
+#: Honorifics after a name ("suzuki-san") or before it ("Doña Chuy", "Mamie Jeanne").
+_HONORIFIC_AFTER = re.compile(r"-(?:san|kun|chan|sama|sensei|senpai|ssi|nim|ji)$")
+_HONORIFIC_BEFORE = re.compile(
+    r"^(?:dona|dono|don|dom|senhor|senhora|seu|sr|sra|herr|frau|mamie|papi|tante|oncle|tia|tio|"
+    r"auntie|aunty|aunt|uncle|mama|baba|nana|abuela|abuelo|nonna|nonno|oma|opa|lola|lolo|tita|tito|"
+    r"bibi|mzee|ate|kuya|ajumma|ahjussi|halmeoni|monsieur|madame|signora|signor)\s+"
+)
+
+
+def canonical(kind: str, key: str) -> str:
+    """One form for the spellings of one identifier: a phone's last nine digits ("+353 87 123 4567"
+    and "087 123 4567"), a URL without scheme, "www." or final slash, a de-obfuscated e-mail, an ID
+    number's letters and digits without a leading scheme word ("DL AB123456"), a street with its
+    type spelt out and no commas ("23 aro st", "rua dos pinheiros, 498"), a person without an
+    honorific ("suzuki-san", "dona chuy").
+
+    >>> canonical("PHONE", "+64215550134"), canonical("PHONE", "0215550134")
+    ('215550134', '215550134')
+    >>> canonical("URL", "https://www.site.com.br/"), canonical("EMAIL", "ama dot oven at gmail dot com")
+    ('site.com.br', 'ama.oven@gmail.com')
+    >>> canonical("LOCATION", "4/17 droop st"), canonical("PERSON", "suzuki-san")
+    ('4/17 droop street', 'suzuki')
+    """
+    if kind == "PHONE":
+        return re.sub(r"\D", "", key)[-9:]
+    if kind == "URL":
+        return re.sub(r"^(?:https?://)?(?:www\.)?", "", key).rstrip("/")
+    if kind == "EMAIL":
+        key = re.sub(r"\s*[\[(]?\s*\bdot\b\s*[\])]?\s*", ".", key)
+        return re.sub(r"\s*[\[(]?\s*\bat\b\s*[\])]?\s*", "@", key).replace(" ", "")
+    if kind == "ID_NUMBER":
+        key = re.sub(r"^[a-z]{1,4}\s+(?=\S*\d)", "", key)
+        return re.sub(r"[^a-z0-9]", "", key)
+    if kind == "LOCATION":
+        tokens = key.replace(",", " ").split()
+        if any(t[0].isdigit() for t in tokens):
+            tokens = [_STREET_ABBREVIATIONS.get(t.rstrip("."), t) for t in tokens]
+        return " ".join(tokens)
+    if kind == "PERSON":
+        return _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
+    return key
+
+
 @dataclass
 class ParticipantRedactor:
     """Typed, consistent placeholders for one participant's records (entity resolution inside it).
@@ -154,6 +222,8 @@ class ParticipantRedactor:
     #: Place keys seen right after a place preposition or a comma ("in Fitzroy", "Smith St, Fitzroy").
     placed: set[str] = field(default_factory=set)
     kept_countries: set[str] = field(default_factory=set)
+    #: ``(nickname key, full-name key)`` pairs the texts tie together ("Jakub 'Kuba' Nowak").
+    nicknames: set[tuple[str, str]] = field(default_factory=set)
     _active: dict[tuple[str, str], str] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
     _resolved: bool = False
@@ -276,6 +346,7 @@ class ParticipantRedactor:
                 and ("ORGANIZATION", " ".join(tokens[:-1])) not in self._active
             ):
                 self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
+        self._join_spellings(by_kind)
         for kind, key in [*self._active, *self.aliases]:
             self.surfaces.setdefault(key, set()).add((kind, key))
             if "-" in key:
@@ -298,6 +369,68 @@ class ParticipantRedactor:
         }
         self._gazetteer = None
         self._resolved = True
+
+    def _join_spellings(self, by_kind: dict[str, list[str]]) -> None:
+        """Alias the spellings of one identifier (:func:`canonical`), a person's names in another
+        order ("Tanaka Haruto"), a nickname the texts tie to a name ("Jakub 'Kuba' Nowak") and a
+        short form that begins exactly one known first name ("ani" for "Anika")."""
+
+        def root(entity: tuple[str, str]) -> tuple[str, str]:
+            seen = set()
+            while entity in self.aliases and entity not in seen:
+                seen.add(entity)
+                entity = self.aliases[entity]
+            return entity
+
+        def join(short: tuple[str, str], long: tuple[str, str]) -> None:
+            a, b = root(short), root(long)
+            if a != b:
+                self.aliases[a] = b
+
+        for kind in ("PHONE", "URL", "EMAIL", "ID_NUMBER", "LOCATION", "PERSON", "HANDLE"):
+            groups: dict[str, list[str]] = defaultdict(list)
+            for key in by_kind[kind]:
+                groups[canonical(kind, key)].append(key)
+            for canon, keys in groups.items():
+                keys = sorted(keys, key=lambda k: (-len(k), k))
+                for key in keys[1:]:
+                    join((kind, key), (kind, keys[0]))
+                if kind == "PERSON" and canon not in keys and ("PERSON", canon) in self._active:
+                    join((kind, keys[0]), (kind, canon))
+        # an ID number that a phone pattern also matched ("SIN 046 454 286") is that ID number
+        ids = {re.sub(r"\D", "", canonical("ID_NUMBER", k)): k for k in by_kind["ID_NUMBER"]}
+        for key in by_kind["PHONE"]:
+            if re.sub(r"\D", "", key) in ids:
+                join(("PHONE", key), ("ID_NUMBER", ids[re.sub(r"\D", "", key)]))
+        people = by_kind["PERSON"]
+        by_tokens: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for key in people:
+            if len(key.split()) > 1:
+                by_tokens[tuple(sorted(key.split()))].append(key)
+        for keys in by_tokens.values():
+            for key in keys[1:]:
+                join(("PERSON", key), ("PERSON", keys[0]))
+        for nick, full in self.nicknames:
+            if ("PERSON", full) in self._active or ("PERSON", full) in self.aliases:
+                for key in {nick, canonical("PERSON", nick)}:
+                    if ("PERSON", key) in self._active:
+                        join(("PERSON", key), ("PERSON", full))
+        first_names = defaultdict(set)
+        for key in people:
+            if not re.fullmatch(r"[^\W\d_]+", key.split()[0]):
+                continue
+            first_names[key.split()[0]].add(root(("PERSON", key)))
+        for key in people:
+            if len(key.split()) != 1 or len(key) < 3 or root(("PERSON", key)) != ("PERSON", key):
+                continue
+            owners = {
+                owner
+                for name, roots in first_names.items()
+                if name.startswith(key) and len(name) >= len(key) + 2
+                for owner in roots
+            }
+            if len(owners) == 1:
+                join(("PERSON", key), next(iter(owners)))
 
     def _entity(self, kind: str, key: str) -> tuple[str, str]:
         return self.aliases.get((kind, key), (kind, key))
@@ -474,7 +607,11 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
         return False
     key = _fold(surface)
     if key in _COMMON_WORD_NAMES:
-        cued = _SOCIAL_BEFORE.search(text[:start]) or _RELATION_BEFORE.search(text[:start])
+        cued = (
+            _SOCIAL_BEFORE.search(text[:start])
+            or _RELATION_BEFORE.search(text[:start])
+            or (_NAME_ONLY_AFTER.match(text[end:]) and not _DETERMINER_BEFORE.search(text[:start]))
+        )
         if surface.islower() and not (cued and not _FUNCTION_NEXT.match(text[end:])):
             return False  # "grace period", "i will": but "a picnic with mark" names him
         sentence_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\n"
