@@ -188,7 +188,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "URL",
         re.compile(
-            r"\b(?:site|website|portfolio|blog|homepage|webpage|web\s+page|url|link)(?:\s+(?:is|at))?[\s:]+"
+            r"\b(?:site|website|portfolio|blog|homepage|webpage|web\s+page|url)(?:\s+(?:is|at))?[\s:]+"
             r"(?P<v>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,12})\b(?![.@]\w)",
             re.IGNORECASE,
         ),
@@ -641,8 +641,9 @@ def find_phones(text: str) -> list[Entity]:
         return []
     for region in PHONE_REGIONS:
         for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
-            if sum(c.isdigit() for c in m.raw_string) >= 9:
-                entity = Entity(m.start, m.end, "PHONE", m.raw_string, "phonenumbers")
+            raw = re.split(r"[.;,]\s", m.raw_string)[0]  # "(210) 555-0147. 3 …": the sentence ends
+            if sum(c.isdigit() for c in raw) >= 9:
+                entity = Entity(m.start, m.start + len(raw), "PHONE", raw, "phonenumbers")
                 found.setdefault((m.start, m.end), entity)
     return list(found.values())
 

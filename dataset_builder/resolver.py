@@ -280,6 +280,14 @@ class ParticipantRedactor:
                 others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
                 if others or (kind != "PERSON" and key in person_parts):
                     continue
+                if (
+                    kind != "LOCATION"
+                    and "LOCATION" in kinds_of[key]
+                    and not any((k, key) in cued for k in kinds_of[key])
+                    and key in self.placed
+                    and key not in country_names()
+                ):  # NER's person "Oberkampf" beside its place "near Oberkampf": one place
+                    continue
                 if kind != "LOCATION" and key in streets:  # "Karl-Heine-Straße" beside "… Straße 42"
                     active.setdefault(("LOCATION", key), surface)
                     continue
