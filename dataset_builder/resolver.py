@@ -626,7 +626,11 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
         following = text[end:]
         if sentence_start and (
             _FUNCTION_NEXT.match(following)
-            or (re.match(r"\s+[a-z]", following) and not _PERSON_AFTER.match(following))
+            or (
+                re.match(r"\s+[a-z]", following)
+                and not _PERSON_AFTER.match(following)
+                and not _NAME_ONLY_AFTER.match(following)
+            )
         ):
             return False
     return True
