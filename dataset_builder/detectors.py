@@ -525,6 +525,7 @@ _ORG_WORD = (
 )
 _TYPED_ORG = re.compile(
     rf"\b(?P<v>(?:{_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|repairs|plumbing|dental|pharmacy|"
+    r"montessori|kindergarten|preschool|pre-school|nursery|daycare|creche|crèche|kita|hoikuen|youchien|"
     r"auto\s+repairs|(?:primary|middle|high|secondary|grammar)\s+school))\b",
     re.IGNORECASE,
 )
@@ -536,7 +537,9 @@ _COLLEGE = re.compile(
 
 
 _ORG_TYPE_WORD = re.compile(
-    r"elementary|academy|motors|repairs|plumbing|dental|pharmacy|school|university|college", re.IGNORECASE
+    r"elementary|academy|motors|repairs|plumbing|dental|pharmacy|school|university|college|montessori|"
+    r"kindergarten|preschool|pre-school|nursery|daycare|creche|crèche|kita|hoikuen|youchien",
+    re.IGNORECASE,
 )
 
 

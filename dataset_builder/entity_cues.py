@@ -28,6 +28,7 @@ from .public import public_mention
 
 __all__ = [
     "find_context_entities",
+    "find_address_parts",
     "find_appositive_people",
     "find_cued_people",
     "find_features",
@@ -451,6 +452,62 @@ _RELATION_START = re.compile(rf"(?:{RELATION_WORDS})\b", _I)
 _POSSESSIVE_RELATION = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+$", _I)
 
 
+_CAPWORD = r"(?-i:[A-Z\u00c0-\u00de\u0100-\u024f])[\w'\u00c0-\u024f-]*"
+#: A part of a place in brackets after it ("lives in Enugu (Independence Layout)").
+_SUBPLACE_BRACKET = re.compile(
+    rf"\b(?:in|at|from|near)\s+(?:the\s+)?{_CAPWORD}(?:\s+{_CAPWORD})?\s*\((?P<v>{_CAPWORD}(?:\s+{_CAPWORD}){{0,2}})\)"
+)
+#: A named part of a town ("Recouvrance neighbourhood", "the Kalamaja district").
+_SUBPLACE_NOUN = re.compile(
+    rf"(?P<v>{_CAPWORD}(?:\s+{_CAPWORD})?)\s+(?:neighbourhood|neighborhood|district|suburb|quarter|"
+    r"barrio|bairro|quartier|borough|estate|township|ward)\b"
+)
+#: East Asian administrative suffixes ("Setagaya-ku", "Gangnam-gu", "Yeoksam-dong").
+_WARD = re.compile(
+    r"\b(?P<v>(?-i:[A-Z])[a-z]+-(?:ku|shi|cho|machi|mura|gun|ken|dong|gu|si|eup|myeon|ri|ro|gil))\b"
+)
+#: A flat or unit number of an address ("Apt 12,", "apto 72 —", ": Flat 3B,").
+_UNIT = re.compile(
+    r"(?:(?<=[,:\u2014-])\s*|^|\bcomplemento\s+)(?P<v>(?:apt|apto|apartment|appt|flat|unit|suite|depto|dpto|"
+    r"piso|wohnung|bloco|blk)\.?\s*#?\d{1,4}[A-Za-z]?)\b(?=\s*(?:[,\u2014\u2013-]|$))",
+    _I,
+)
+#: A postcode after a town at an address's end ("Aro Valley, Wellington 6021 with …").
+_TOWN_POSTCODE = re.compile(
+    rf",\s*(?!(?i:january|february|march|april|may|june|july|august|september|october|november|"
+    rf"december|christmas|easter|spring|summer|autumn|fall|winter)\b){_CAPWORD}(?:\s+{_CAPWORD})?\s+"
+    r"(?P<v>(?!(?:19|20)\d\d\b)\d{4,5})\b(?![-/.]?\d)"
+)
+#: A Paris, Lyon or Marseille arrondissement ("in the 11e").
+_ARRONDISSEMENT = re.compile(r"\bin\s+the\s+(?P<v>\d{1,2}(?:e|er|ème|eme))(?:\s+arrondissement)?\b", _I)
+#: A name in CJK or Hangul script in brackets after a romanised name ("Tanaka Yui (田中 結衣)").
+_CJK_NAME = re.compile(
+    r"(?<=[A-Za-z]\s\()(?P<v>[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{1,4}(?:\s?[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{1,4})?)\)"
+)
+
+
+def find_address_parts(text: str) -> list[Entity]:
+    """Parts of an address no gazetteer knows: a part of a place in brackets or before a
+    neighbourhood noun, an East Asian ward, a flat number, a postcode after a town, an
+    arrondissement; and a name in CJK script beside its romanisation."""
+    found = []
+    for pattern, kind in (
+        (_SUBPLACE_BRACKET, "LOCATION"),
+        (_SUBPLACE_NOUN, "LOCATION"),
+        (_WARD, "LOCATION"),
+        (_UNIT, "LOCATION"),
+        (_TOWN_POSTCODE, "LOCATION"),
+        (_ARRONDISSEMENT, "LOCATION"),
+        (_CJK_NAME, "PERSON"),
+    ):
+        for m in pattern.finditer(text):
+            words = m.group("v").split()
+            if words[0].lower() in _NEVER:
+                continue
+            found.append(Entity(m.start("v"), m.end("v"), kind, m.group("v"), "home"))
+    return found
+
+
 def find_context_entities(text: str) -> list[Entity]:
     """Every context-cued recognizer of this module over ``text`` (overlaps left to the caller)."""
     return [
@@ -463,4 +520,5 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_appositive_people(text),
         *find_lowercase_people(text),
         *find_signed_people(text),
+        *find_address_parts(text),
     ]

@@ -135,6 +135,10 @@ def _kind_key(kind: str, text: str) -> str:
     return key
 
 
+#: Case endings of Slavic, Baltic and Finnic languages a one-word name of 5+ letters may take in the
+#: gazetteer ("Krakowie", "Kubie", "Tallinnas"): text is matched accent-folded.
+_INFLECTION = "(?:iem|owi|ie|em|ou|as|ssa|sta|lla|u|a|y|e|i)?"
+_INFLECTABLE = re.compile(r"[^\W\d_]{5,}")
 _STREET_ABBREVIATIONS = {
     "st": "street",
     "rd": "road",
@@ -405,6 +409,11 @@ class ParticipantRedactor:
                     join((kind, key), (kind, keys[0]))
                 if kind == "PERSON" and canon not in keys and ("PERSON", canon) in self._active:
                     join((kind, keys[0]), (kind, canon))
+        # a postcode found with its town ("29200 Brest") is also written alone ("ships to 29200")
+        for key in by_kind["LOCATION"]:
+            code = re.fullmatch(r"(\d{4,5}) [^\W\d_][\w-]*", key)
+            if code and ("LOCATION", code.group(1)) not in self._active:
+                self.aliases.setdefault(("LOCATION", code.group(1)), ("LOCATION", key))
         # an ID number that a phone pattern also matched ("SIN 046 454 286") is that ID number
         ids = {re.sub(r"\D", "", canonical("ID_NUMBER", k)): k for k in by_kind["ID_NUMBER"]}
         for key in by_kind["PHONE"]:
@@ -472,13 +481,21 @@ class ParticipantRedactor:
             surfaces = sorted(self.surfaces, key=len, reverse=True)
             if not surfaces:
                 return []
-            alternation = "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in surfaces)
+            alternation = "|".join(
+                re.escape(s).replace(r"\ ", r"\s+") + (_INFLECTION if _INFLECTABLE.fullmatch(s) else "")
+                for s in surfaces
+            )
             self._gazetteer = re.compile(rf"(?<![\w@#/.-])(?:{alternation})(?![\w@-]|\.\w)")
         found = []
         folded = _fold(text)
         for m in self._gazetteer.finditer(folded):
             surface = text[m.start() : m.end()]
             candidates = self.surfaces.get(m.group(0)) or self.surfaces.get(_key(m.group(0)), set())
+            if not candidates:  # an inflected form ("Krakowie" of "Kraków")
+                for n in range(1, 4):
+                    candidates = self.surfaces.get(m.group(0)[:-n], set())
+                    if candidates and {k for k, _ in candidates} & {"PERSON", "LOCATION"}:
+                        break
             if not candidates:
                 continue
             kind, key = self._choose(candidates, text, m.start(), m.end())
