@@ -367,11 +367,15 @@ def deidentify_records(
     # a name used publicly anywhere in the participant's records ("play Stardew Valley or Hades") is
     # public in all of them
     public: dict[str, set[str]] = defaultdict(set)
+    # the names NER alone called titles or products: no match for a name typed as an institution
+    # ("Bright Stars Montessori", which the small model calls a work of art)
+    ner_public: dict[str, set[str]] = defaultdict(set)
     patterns = {text: find_patterns(text) for text in unique}
     countries = country_names()
     for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
         public[pid].update(media_titles(text))
         public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
+        ner_public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
         for entity in [*ner_entities, *patterns[text]]:
             if entity.kind not in _NAMED_KINDS:
                 continue
@@ -414,7 +418,10 @@ def deidentify_records(
         cued = [
             e
             for e in patterns[text]
-            if e.source not in _OVERRIDABLE_SOURCES or not _public_key(_key(e.text), public[pid])
+            if e.source not in _OVERRIDABLE_SOURCES
+            or not _public_key(
+                _key(e.text), public[pid] - ner_public[pid] if e.source == "orgtype" else public[pid]
+            )
         ]
         entities = _combine(text, cued, ner_entities)
         redactors[pid].learn(entities)

@@ -436,6 +436,8 @@ def find_nicknames(text: str) -> list[tuple[str, str]]:
         if m.group("first").lower() in _NEVER or not m.group("nick")[0].isupper():
             continue
         pairs.append((m.group("nick"), f"{m.group('first')} {m.group('last')}"))
+    for m in _CJK_BESIDE.finditer(text):
+        pairs.append((m.group("b"), m.group("a")))
     for m in _CALLS_NICKNAME.finditer(text):
         pairs.append((m.group("nick"), m.group("first")))
     for m in _PAREN_NICKNAME.finditer(text):
@@ -448,6 +450,10 @@ def find_nicknames(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
+_CJK_RUN = (
+    r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{1,4}(?:\s?[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{1,4})?"
+)
+_CJK_BESIDE = re.compile(rf"(?P<a>{_NAME}(?:\s+{_NAME}){{0,2}})\s+\((?P<b>{_CJK_RUN})\)")
 _RELATION_START = re.compile(rf"(?:{RELATION_WORDS})\b", _I)
 _POSSESSIVE_RELATION = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+$", _I)
 

@@ -188,6 +188,7 @@ def canonical(kind: str, key: str) -> str:
         key = re.sub(r"^[a-z]{1,4}\s+(?=\S*\d)", "", key)
         return re.sub(r"[^a-z0-9]", "", key)
     if kind == "LOCATION":
+        key = re.sub(r"-(?:ku|shi|cho|machi|mura|gun|ken|dong|gu|si)$", "", key)  # "setagaya-ku"
         tokens = key.replace(",", " ").split()
         if any(t[0].isdigit() for t in tokens):
             tokens = [_STREET_ABBREVIATIONS.get(t.rstrip("."), t) for t in tokens]
@@ -474,6 +475,14 @@ class ParticipantRedactor:
         kind = "PERSON" if "PERSON" in by_kind else sorted(by_kind)[0]
         return (kind, by_kind[kind][1])
 
+    def _uninflected(self, key: str) -> str:
+        """The person or place surface ``key`` inflects ("krakowie" → "krakow"), else ``key``."""
+        for n in range(1, 4):
+            candidates = self.surfaces.get(key[:-n], set())
+            if len(key) - n >= 5 and {k for k, _ in candidates} & {"PERSON", "LOCATION"}:
+                return key[:-n]
+        return key
+
     def _gazetteer_matches(self, text: str) -> list[Entity]:
         if not self._resolved:
             self.resolve()
@@ -492,10 +501,7 @@ class ParticipantRedactor:
             surface = text[m.start() : m.end()]
             candidates = self.surfaces.get(m.group(0)) or self.surfaces.get(_key(m.group(0)), set())
             if not candidates:  # an inflected form ("Krakowie" of "Kraków")
-                for n in range(1, 4):
-                    candidates = self.surfaces.get(m.group(0)[:-n], set())
-                    if candidates and {k for k, _ in candidates} & {"PERSON", "LOCATION"}:
-                        break
+                candidates = self.surfaces.get(self._uninflected(m.group(0)), set())
             if not candidates:
                 continue
             kind, key = self._choose(candidates, text, m.start(), m.end())
@@ -531,6 +537,8 @@ class ParticipantRedactor:
                 replacement = generalize_date(span.text)
             else:
                 key = _kind_key(span.kind, span.text)
+                if key not in self.surfaces and span.source == "gazetteer":
+                    key = self._uninflected(key)
                 candidates = self.surfaces.get(key, set())
                 same_kind = {c for c in candidates if c[0] == span.kind}
                 if same_kind:
