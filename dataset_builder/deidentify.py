@@ -49,6 +49,7 @@ from .public import country_names, media_titles, public_mention, residence_befor
 from .resolver import (
     _CASED_TEXT,
     _COMMON_WORD_NAMES,
+    _HONORIFIC_BEFORE,
     _NAMED_KINDS,
     _OVERRIDABLE_SOURCES,
     _PLACE_CUE_BEFORE,
@@ -277,6 +278,23 @@ _ACRONYM_PLACE_BEFORE = re.compile(r"\b(?:from|near|around|outside)\s+$", re.IGN
 _STATE_AFTER_TOWN = re.compile(r"[^\W\d_]{3},\s*$")
 
 
+#: A model year before a name: the name is a vehicle model ("a 2017 Tacoma"), not a place.
+_MODEL_YEAR_BEFORE = re.compile(
+    r"\b(?:a|an|my|his|her|our|their|the|your)\s+(?:19|20)\d\d\s+$", re.IGNORECASE
+)
+
+
+def _without_honorific(entity: Entity) -> Entity:
+    """A NER person without the honorific or kinship word before the name ("Mamie Jeanne" →
+    "Jeanne", "Doña Célia" → "Célia"): the word is common, the name identifies."""
+    if entity.kind != "PERSON":
+        return entity
+    m = _HONORIFIC_BEFORE.match(_fold(entity.text))
+    if not m or m.end() >= len(entity.text):
+        return entity
+    return Entity(entity.start + m.end(), entity.end, entity.kind, entity.text[m.end() :], entity.source)
+
+
 def _is_response(slot: str) -> bool:
     """True for a model-written response field (``slot`` is ``record_id\0field``)."""
     return slot.split("\0")[-1].startswith("response")
@@ -296,6 +314,8 @@ def _weak_ner(
     """
     if entity.kind not in _NAMED_KINDS:
         return False
+    if _MODEL_YEAR_BEFORE.search(text[: entity.start]):
+        return True
     if in_response and not grounded(entity.text, own):
         if entity.kind == "ORGANIZATION":
             return True
@@ -409,7 +429,7 @@ def deidentify_records(
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
         ner_entities = [
             e
-            for e in ner_entities
+            for e in map(_without_honorific, ner_entities)
             if e.kind != "PUBLIC"
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
@@ -418,6 +438,11 @@ def deidentify_records(
         cued = [
             e
             for e in patterns[text]
+            if not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
+        ]
+        cued = [
+            e
+            for e in cued
             if e.source not in _OVERRIDABLE_SOURCES
             or not _public_key(
                 _key(e.text), public[pid] - ner_public[pid] if e.source == "orgtype" else public[pid]

@@ -325,10 +325,19 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "LOCATION",
         re.compile(
-            r"\b(?:\d{1,4}[a-z]?,?\s+)?(?i:rue|avenue|boulevard|chemin|allée|quai|impasse|via|viale|corso|piazza|"
-            r"calle|avenida|rua|praça|plaza|carrer|paseo)\s+(?:(?i:de|du|des|la|le|l'|del|della|di|do|da|dos|"
-            r"das)\s+)*[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}"
-            r"(?:,?\s+\d{1,4}[a-z]?\b)?"
+            r"\b(?:\d{1,4}[a-z]?,?\s+)?(?:(?i:rue|avenue|boulevard|chemin|allée|quai|impasse|viale|corso|piazza|"
+            r"calle|avenida|rua|praça|plaza|carrer|paseo)|Via)\s+(?:(?i:de|du|des|la|le|l'|del|della|di|do|da|dos|"
+            r"das)\s+)*(?![A-Z]{2,}\b|[A-Z][a-z]+[A-Z])[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*"
+            r"(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}(?:,?\s+\d{1,4}[a-z]?\b)?"
+        ),
+    ),
+    # the Italian "via" in lowercase is the English word unless a house number follows
+    # ("via garibaldi 12"; not "via USSD", "via PayPal", "via Istanbul")
+    (
+        "LOCATION",
+        re.compile(
+            r"\bvia\s+(?:(?:del|della|dei|degli|di|de)\s+)?[a-z\u00e0-\u00ff][\w'\u00e0-\u00ff-]+"
+            r"(?:\s+[a-z\u00e0-\u00ff][\w'\u00e0-\u00ff-]+)?,?\s+\d{1,4}[a-z]?\b"
         ),
     ),
     (

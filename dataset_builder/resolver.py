@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from .detectors import (
     RELATION_WORDS,
     Entity,
+    _stop_words,
     generalize_date,
     place_names,
     public_mention,
@@ -117,6 +118,11 @@ _COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
 
 def _fold(text: str) -> str:
     return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
+
+
+def _function_word(token: str) -> bool:
+    """True for an English stop word that is no everyday-word first name ("my" of "My Aunty Ngo")."""
+    return token in _stop_words() and token not in _COMMON_WORD_NAMES
 
 
 def _key(text: str) -> str:
@@ -324,7 +330,7 @@ class ParticipantRedactor:
             tokens = key.split()
             if len(tokens) > 1:
                 for token in tokens:
-                    if token not in _NAME_PART_STOP and len(token) >= 2:
+                    if token not in _NAME_PART_STOP and len(token) >= 2 and not _function_word(token):
                         parts[token].add(key)
                         parts[token.replace("-", "")].add(key)
         for key in people:
