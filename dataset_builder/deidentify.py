@@ -316,6 +316,8 @@ def _weak_ner(
         return False
     if _MODEL_YEAR_BEFORE.search(text[: entity.start]):
         return True
+    if _HONORIFIC_BEFORE.fullmatch(_fold(entity.text) + " "):
+        return True  # a kinship word or honorific alone ("mamie's address", "for my abuela")
     if in_response and not grounded(entity.text, own):
         if entity.kind == "ORGANIZATION":
             return True
@@ -396,6 +398,8 @@ def deidentify_records(
         public[pid].update(media_titles(text))
         public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
         ner_public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
+        # a name after a model year is a vehicle model in all the participant's text ("a 2017 Tacoma")
+        public[pid].update(_key(e.text) for e in ner_entities if _MODEL_YEAR_BEFORE.search(text[: e.start]))
         for entity in [*ner_entities, *patterns[text]]:
             if entity.kind not in _NAMED_KINDS:
                 continue

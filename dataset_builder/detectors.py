@@ -715,7 +715,7 @@ def generalize_date(text: str) -> str:
 
 
 #: The rest of a business named after its owner ("Ama's Oven", "Joe's Garage").
-_OWNED_NAME = re.compile(r"['\u2019]s\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
+_OWNED_NAME = re.compile(r"['\u2019]s\s+[A-Z][a-z]+\b")
 
 
 class SpacyRecognizer:
