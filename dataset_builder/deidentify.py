@@ -285,7 +285,7 @@ _MODEL_YEAR_BEFORE = re.compile(
 
 
 def _without_honorific(entity: Entity) -> Entity:
-    """A NER person without the honorific or kinship word before the name ("Mamie Jeanne" →
+    """A person span without the honorific or kinship word before the name ("Mamie Jeanne" →
     "Jeanne", "Doña Célia" → "Célia"): the word is common, the name identifies."""
     if entity.kind != "PERSON":
         return entity
@@ -441,8 +441,9 @@ def deidentify_records(
         ]
         cued = [
             e
-            for e in patterns[text]
-            if not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
+            for e in map(_without_honorific, patterns[text])
+            if not (e.kind == "PERSON" and _HONORIFIC_BEFORE.fullmatch(_fold(e.text) + " "))
+            and not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
         ]
         cued = [
             e

@@ -278,3 +278,87 @@ def test_an_everyday_word_name_is_kept_as_a_word_before_a_verb() -> None:
     r.learn([Entity(0, 4, "PERSON", "Will", "ner")])
     out, _ = r.redact("will works nights. i will call. Will is 30.", [])
     assert out == "[PERSON_1] works nights. i will call. [PERSON_1] is 30."
+
+
+# --- address parts, institutions, over-redaction guards ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "surface"),
+    [
+        ("my aunt lives in Cebu (Lahug) now", "Lahug"),
+        ("we stay in the Kalamaja district", "Kalamaja"),
+        ("office in Mapo-gu, Seoul", "Mapo-gu"),
+        ("send it to: Unit 7, Bree Street", "Unit 7"),
+        ("home is Kelburn, Wellington 6012 since May", "6012"),
+        ("she lives in the 5e near the river", "5e"),
+    ],
+)
+def test_address_parts_no_gazetteer_knows(text: str, surface: str) -> None:
+    assert surface in _found(text, "LOCATION")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unit 4 covers fractions",
+        "in Leeds, March 2021 was cold",
+        "a flat 3 minutes away",
+        "the Lake District",
+    ],
+)
+def test_no_address_part_in_course_units_dates_or_distances(text: str) -> None:
+    from dataset_builder.entity_cues import find_address_parts
+
+    assert find_address_parts(text) == []
+
+
+def test_named_nurseries_and_article_less_hospitals_are_organisations() -> None:
+    assert _found("Mia attends Little Oaks Kindergarten", "ORGANIZATION") == ["Little Oaks Kindergarten"]
+    assert _found("mum had surgery at eastside hospital", "ORGANIZATION") == ["eastside hospital"]
+    assert _found("emre's kita is closed", "ORGANIZATION") == []
+    assert _found("she was in the hospital for a week", "ORGANIZATION") == []
+
+
+def test_lowercase_via_is_a_street_only_before_a_house_number() -> None:
+    assert _found("we live at via garibaldi 12 now", "LOCATION") == ["via garibaldi 12"]
+    assert _found("pay via PayPal or via Istanbul", "LOCATION") == []
+    assert _found("flat on Via Roma, 4", "LOCATION") == ["Via Roma, 4"]
+
+
+def test_honorifics_and_model_years_in_ner_spans() -> None:
+    ner = FixedNer({"Nonna Rosa": "PERSON", "nonna": "PERSON", "Corolla": "LOCATION"})
+    record = _record(
+        query="ideas for nonna's birthday?",
+        retrieved_memories=["user's grandmother Nonna Rosa drives a 2015 Corolla."],
+        response_with_memory="Take Nonna Rosa for a drive in the Corolla.",
+        response_without_memory="A drive.",
+    )
+    (result,) = deidentify_records([record], ner)
+    assert result.fields["response_with_memory"] == "Take Nonna [PERSON_1] for a drive in the Corolla."
+    assert result.fields["query"] == "ideas for nonna's birthday?"
+
+
+def test_inflected_names_and_lone_postcodes_resolve_to_their_entity() -> None:
+    r = ParticipantRedactor()
+    r.learn([Entity(0, 6, "LOCATION", "Kraków", "ner"), Entity(0, 11, "LOCATION", "29200 Brest", "pattern")])
+    out, _ = r.redact("Kraków, w Krakowie, ship to 29200 or 29201.", [])
+    assert out == "[LOCATION_1], w [LOCATION_1], ship to [LOCATION_2] or 29201."
+
+
+def test_function_words_are_no_name_parts() -> None:
+    r = ParticipantRedactor()
+    r.learn([Entity(0, 12, "PERSON", "My Aunty Ngo", "ner")])
+    out, _ = r.redact("I love my family.", [])
+    assert out == "I love my family."
+
+
+def test_a_url_only_a_response_names_is_public() -> None:
+    record = _record(
+        query="how do i renew my id card?",
+        retrieved_memories=["user's blog is kimtravels.blog/about"],
+        response_with_memory="Renew on gov.ph and mention kimtravels.blog/about.",
+        response_without_memory="Renew on gov.ph.",
+    )
+    (result,) = deidentify_records([record], None)
+    assert result.fields["response_with_memory"] == "Renew on gov.ph and mention [URL_1]."
