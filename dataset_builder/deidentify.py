@@ -284,6 +284,10 @@ _MODEL_YEAR_BEFORE = re.compile(
 )
 
 
+#: An article or quantifier right before a name: people's names take none ("the Finanzamt").
+_ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the|every|each|any)\s+$", re.IGNORECASE)
+
+
 def _without_honorific(entity: Entity) -> Entity:
     """A person span without the honorific or kinship word before the name ("Mamie Jeanne" →
     "Jeanne", "Doña Célia" → "Célia"): the word is common, the name identifies."""
@@ -392,12 +396,20 @@ def deidentify_records(
     # the names NER alone called titles or products: no match for a name typed as an institution
     # ("Bright Stars Montessori", which the small model calls a work of art)
     ner_public: dict[str, set[str]] = defaultdict(set)
+    articled: dict[str, set[str]] = defaultdict(set)
     patterns = {text: find_patterns(text) for text in unique}
     countries = country_names()
     for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
         public[pid].update(media_titles(text))
         public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
         ner_public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
+        # a "person" that takes an article anywhere in the participant's text is a common noun or a
+        # title ("a Steuernummer", "the Finanzamt", "a Bedouin camp", "the Tamil way")
+        articled[pid].update(
+            _key(e.text)
+            for e in ner_entities
+            if e.kind == "PERSON" and _ARTICLE_BEFORE.search(text[: e.start])
+        )
         # a name after a model year is a vehicle model in all the participant's text ("a 2017 Tacoma")
         public[pid].update(_key(e.text) for e in ner_entities if _MODEL_YEAR_BEFORE.search(text[: e.start]))
         for entity in [*ner_entities, *patterns[text]]:
@@ -438,11 +450,15 @@ def deidentify_records(
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
             and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid])
+            and not (e.kind == "PERSON" and _key(e.text) in articled[pid])
         ]
         cued = [
             e
             for e in map(_without_honorific, patterns[text])
             if not (e.kind == "PERSON" and _HONORIFIC_BEFORE.fullmatch(_fold(e.text) + " "))
+            and not (
+                e.kind == "PERSON" and e.source in _OVERRIDABLE_SOURCES and _key(e.text) in articled[pid]
+            )
             and not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
         ]
         cued = [

@@ -362,3 +362,16 @@ def test_a_url_only_a_response_names_is_public() -> None:
     )
     (result,) = deidentify_records([record], None)
     assert result.fields["response_with_memory"] == "Renew on gov.ph and mention [URL_1]."
+
+
+def test_a_person_label_on_a_word_that_takes_an_article_is_a_common_noun() -> None:
+    ner = FixedNer({"Jobcentre": "PERSON", "Anneke": "PERSON"})
+    record = _record(
+        query="Jobcentre wants my forms, and Anneke says hi",
+        retrieved_memories=["user's friend Anneke helps with forms."],
+        response_with_memory="Ask Anneke; the Jobcentre can also help.",
+        response_without_memory="Call them.",
+    )
+    (result,) = deidentify_records([record], ner)
+    assert result.fields["query"] == "Jobcentre wants my forms, and [PERSON_1] says hi"
+    assert result.fields["response_with_memory"] == "Ask [PERSON_1]; the Jobcentre can also help."
