@@ -533,7 +533,8 @@ _ORG_WORD = (
     r"on|next|last|this|year|term|semester|user|user's|dentist|doctor)\b)[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 )
 _TYPED_ORG = re.compile(
-    rf"\b(?P<v>(?:{_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|repairs|plumbing|dental|pharmacy|"
+    rf"\b(?P<v>(?:(?![\w-]+['\u2019]s\b|school\b|college\b|uni\b){_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|"
+    r"repairs|plumbing|dental|pharmacy|"
     r"auto\s+repairs|(?:primary|middle|high|secondary|grammar)\s+school))\b",
     re.IGNORECASE,
 )
@@ -622,6 +623,9 @@ def resolve_overlaps(entities: Sequence[Entity]) -> list[Entity]:
     return sorted(taken, key=lambda e: e.start)
 
 
+_CODE_TOWN = re.compile(r"(\d{5})\s+([^\W\d_][\w\u00c0-\u024f-]*[a-z\u00df-\u024f][\w\u00c0-\u024f-]*)")
+
+
 def find_patterns(text: str) -> list[Entity]:
     """Identifiers found by the regular-expression patterns, overlaps resolved, in text order."""
     found = []
@@ -632,6 +636,11 @@ def find_patterns(text: str) -> list[Entity]:
         for m in pattern.finditer(text):
             group = "v" if "v" in pattern.groupindex else 0
             start, end = m.span(group)
+            code = _CODE_TOWN.fullmatch(m.group(group)) if kind == "LOCATION" else None
+            if code:  # "93100 Montreuil": the postcode and the town are two places
+                found.append(Entity(start, start + code.end(1), kind, code.group(1), "pattern"))
+                found.append(Entity(start + code.start(2), end, kind, code.group(2), "pattern"))
+                continue
             found.append(Entity(start, end, kind, m.group(group), "pattern"))
     found += find_phones(text)
     found += find_relation_names(text)
@@ -675,13 +684,14 @@ def find_phones(text: str) -> list[Entity]:
 
 
 def _split_place(entity: Entity) -> list[Entity]:
-    """Split "Monzo in Shoreditch" / "Splott, Cardiff" into the entity and the place(s) after it."""
-    pieces = list(re.finditer(r"[^,]+?(?=\s+in\s+|,\s*|$)", entity.text))
+    """Split "Monzo in Shoreditch" / "Splott, Cardiff" / "Chennai (Adyar" / "YYZ→AMM" into the entity
+    and the place(s) after it."""
+    pieces = list(re.finditer(r"[^,()→/]+?(?=\s+in\s+|,\s*|\s*[()]|\s*→\s*|/|$)", entity.text))
     if len(pieces) < 2:
         return [entity]
     out = []
     for i, m in enumerate(pieces):
-        surface = re.sub(r"^\s*(?:,\s*|in\s+)", "", m.group(0)).strip()
+        surface = re.sub(r"^\s*(?:,\s*|in\s+|[()]\s*|→\s*|/)", "", m.group(0)).strip(" ()")
         if len(surface) < 2:
             continue
         start = entity.start + m.start() + m.group(0).find(surface)

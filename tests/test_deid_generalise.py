@@ -375,3 +375,21 @@ def test_a_person_label_on_a_word_that_takes_an_article_is_a_common_noun() -> No
     (result,) = deidentify_records([record], ner)
     assert result.fields["query"] == "Jobcentre wants my forms, and [PERSON_1] says hi"
     assert result.fields["response_with_memory"] == "Ask [PERSON_1]; the Jobcentre can also help."
+
+
+def test_a_postcode_and_its_town_are_two_places_but_a_dutch_postcode_is_one() -> None:
+    assert _found("lives at 3 rue Haute, 67000 Strasbourg", "LOCATION")[-2:] == ["67000", "Strasbourg"]
+    assert _found("Keizersgracht 1, 1015 CJ Amsterdam", "LOCATION") == ["Keizersgracht 1", "1015 CJ"]
+
+
+def test_ner_spans_split_at_brackets_and_arrows() -> None:
+    from dataset_builder.detectors import _split_place
+
+    pieces = [e.text for e in _split_place(Entity(0, 16, "LOCATION", "Cebu (Lahug) MNL→ICN", "ner"))]
+    assert pieces[:2] == ["Cebu", "Lahug"]
+    assert [e.text for e in _split_place(Entity(0, 7, "LOCATION", "MNL→ICN", "ner"))] == ["MNL", "ICN"]
+    assert [e.text for e in _split_place(Entity(0, 9, "LOCATION", "Cape Town", "ner"))] == ["Cape Town"]
+
+
+def test_a_typed_organisation_starts_after_a_possessive_and_a_school_noun() -> None:
+    assert _found("my son's school oakridge academy called", "ORGANIZATION") == ["oakridge academy"]
