@@ -414,7 +414,11 @@ class ParticipantRedactor:
                 keys = sorted(keys, key=lambda k: (-len(k), k))
                 for key in keys[1:]:
                     join((kind, key), (kind, keys[0]))
-                if kind == "PERSON" and canon not in keys and ("PERSON", canon) in self._active:
+                if (
+                    kind == "PERSON"
+                    and canon not in keys
+                    and (("PERSON", canon) in self._active or ("PERSON", canon) in self.aliases)
+                ):  # "suzuki-san" beside "Suzuki Kenji", whose part "suzuki" is an alias
                     join((kind, keys[0]), (kind, canon))
         # a postcode found with its town ("29200 Brest") is also written alone ("ships to 29200")
         for key in by_kind["LOCATION"]:

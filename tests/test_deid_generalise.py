@@ -393,3 +393,8 @@ def test_ner_spans_split_at_brackets_and_arrows() -> None:
 
 def test_a_typed_organisation_starts_after_a_possessive_and_a_school_noun() -> None:
     assert _found("my son's school oakridge academy called", "ORGANIZATION") == ["oakridge academy"]
+
+
+def test_a_name_with_an_honorific_suffix_joins_the_full_name() -> None:
+    people = [("PERSON", "Kim Jisoo", "ner"), ("PERSON", "Kim-ssi", "ner"), ("PERSON", "Lee-ssi", "ner")]
+    assert _redact(people, "Kim Jisoo, Kim-ssi, Lee-ssi") == "[PERSON_1], [PERSON_1], [PERSON_2]"
