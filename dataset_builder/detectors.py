@@ -194,6 +194,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("ID_NUMBER", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    # national ID shapes of letters and digits: Singapore NRIC "S1234567D", Spanish DNI "12345678Z" and
+    # NIE "X1234567L", Mexican CURP "GODE561231HDFRRN09", Italian codice fiscale "RSSMRA85T10A562S"
+    ("ID_NUMBER", re.compile(r"\b(?:[A-Z]{1,6}\d{6,}[A-Z0-9]{0,8}|\d{7,8}-?[A-Z])\b")),
+    ("ID_NUMBER", re.compile(r"\b[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]\b")),
     # IBAN ("DE89 3704 0044 0532 0130 00")
     ("ID_NUMBER", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,3})?\b")),
     # a long run of digit groups no phone has (13+ digits without "+": "2 91 05 75 112 034 56")
@@ -219,6 +223,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}\b"),
     ),
     ("PHONE", re.compile(r"(?<![\w+])\+\d{1,3}(?:[\s.-]\d{2,6}){2,5}\b")),
+    # an eight-digit number after a phone word (Singapore, Hong Kong, Denmark: "hp 9123 4567")
+    (
+        "PHONE",
+        re.compile(
+            r"\b(?:call|ring|text|whatsapp|phone|mobile|cell|tel|hp|handphone|landline|number)"
+            r"(?:\s+(?:is|me|on|at|number|no\.?))*[\s:]+(?P<v>\d{4}[\s-]?\d{4})\b(?![\s-]?\d)",
+            _I,
+        ),
+    ),
     # UK / Irish / Australian national formats: 07700 900123, 020 7946 0958, 0412 345 678
     ("PHONE", re.compile(r"(?<![\w+])0\d{2,4}[\s-]?\d{3,4}[\s-]?\d{3,4}\b")),
     ("HANDLE", re.compile(r"(?<![\w@.])@[A-Za-z0-9_](?:[A-Za-z0-9_.]{0,28}[A-Za-z0-9_])?")),

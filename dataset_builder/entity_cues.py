@@ -35,6 +35,7 @@ __all__ = [
     "find_homes",
     "find_institutions",
     "find_job_organisations",
+    "find_listed_people",
     "find_lowercase_people",
     "find_nicknames",
     "find_signed_people",
@@ -422,6 +423,25 @@ _PAREN_NICKNAME = re.compile(
 )
 
 
+_LISTED_KIN = re.compile(
+    r"\b(?:kids|children|sons|daughters|grandkids|grandchildren|siblings|nieces|nephews|twins|boys|girls)"
+    rf"(?:\s+are)?\s*[:\-\u2013]?\s+(?P<v>{_NAME}\s*\(?\d{{1,2}}\)?(?:\s*(?:,|and|&)\s*{_NAME}\s*\(?\d{{1,2}}\)?)+)",
+    _I,
+)
+
+
+def find_listed_people(text: str) -> list[Entity]:
+    """Names listed with their ages after a plural relation word ("kids: Omar 10, Noor 6")."""
+    found = []
+    for m in _LISTED_KIN.finditer(text):
+        for name in re.finditer(_NAME, m.group("v")):
+            if name.group(0).lower() in _NEVER:
+                continue
+            start = m.start("v") + name.start()
+            found.append(Entity(start, start + len(name.group(0)), "PERSON", name.group(0), "relation"))
+    return found
+
+
 def find_nicknames(text: str) -> list[tuple[str, str]]:
     """``(nickname, name)`` pairs the text ties together: "Jakub 'Kuba' Nowak", "Tobi calls Ngozi
     'Aunty Ngo'", "my daughter Anika (ani)", "with Tuan Anh Nguyen (Tony)".
@@ -527,4 +547,5 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_lowercase_people(text),
         *find_signed_people(text),
         *find_address_parts(text),
+        *find_listed_people(text),
     ]

@@ -398,3 +398,32 @@ def test_a_typed_organisation_starts_after_a_possessive_and_a_school_noun() -> N
 def test_a_name_with_an_honorific_suffix_joins_the_full_name() -> None:
     people = [("PERSON", "Kim Jisoo", "ner"), ("PERSON", "Kim-ssi", "ner"), ("PERSON", "Lee-ssi", "ner")]
     assert _redact(people, "Kim Jisoo, Kim-ssi, Lee-ssi") == "[PERSON_1], [PERSON_1], [PERSON_2]"
+
+
+def test_names_listed_with_ages_after_a_plural_relation_word() -> None:
+    from dataset_builder.entity_cues import find_listed_people
+
+    assert [e.text for e in find_listed_people("my kids are Lerato (7) and Thabo (4)")] == ["Lerato", "Thabo"]
+    assert find_listed_people("kids love Lego 2 days a week") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("NRIC S7654321J on file", "S7654321J"),
+        ("my DNI is 87654321X", "87654321X"),
+        ("CURP PEMJ900215MDFRRS03 for the form", "PEMJ900215MDFRRS03"),
+        ("codice fiscale VRDLGU80A01H501U", "VRDLGU80A01H501U"),
+    ],
+)
+def test_national_ids_of_letters_and_digits(text: str, number: str) -> None:
+    assert number in _found(text, "ID_NUMBER")
+
+
+def test_model_numbers_and_flights_are_no_ids() -> None:
+    assert _found("sony WH1000XM5 or an RTX4090, flight LH2045", "ID_NUMBER") == []
+
+
+def test_an_eight_digit_number_after_a_phone_word_is_a_phone() -> None:
+    assert _found("my hp is 9876 5432 ok", "PHONE") == ["9876 5432"]
+    assert _found("order 9876 5432 shipped", "PHONE") == []
