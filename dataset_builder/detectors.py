@@ -359,6 +359,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:(?<=,)|(?<=,\s)|^)(?P<v>\d{5}\s+[A-Z\u00c0-\u00de][\w\u00c0-\u024f-]+|\d{4}\s?[A-Z]{2}\b)"
         ),
     ),
+    # a post-office box ("P.O. Box 1234-00100", "PO Box 56"); a Swedish postcode before its town
+    ("LOCATION", re.compile(r"\bP\.?\s?O\.?\s+Box\s+\d{1,6}(?:\s?[-\u2013]\s?\d{5})?\b", _I)),
+    ("LOCATION", re.compile(r"(?:(?<=,)|(?<=,\s))(?P<v>\d{3}\s\d{2})(?=\s+[A-Z\u00c0-\u00de])")),
     # Australian state + postcode
     ("LOCATION", re.compile(r"\b(?:NSW|VIC|QLD|WA|SA|TAS|ACT|NT)\s+\d{4}\b", _I)),
     # Canadian postal code (M5C 1S1)
@@ -386,7 +389,10 @@ RELATION_WORDS = _RELATIONS = (
     "therapist|counsellor|counselor|physio|surgeon|midwife|nurse|vet|tutor|teacher|coach|trainer|"
     "mechanic|plumber|electrician|accountant|solicitor|lawyer|nanny|babysitter|carer|gp"
 )
-_NAME_TOKEN = r"[A-Za-z\u00c0-\u024f][a-z\u00c0-\u024f'-]*[a-z\u00c0-\u024f]"
+_NAME_TOKEN = (
+    r"(?:[A-Za-z\u00c0-\u024f][a-z\u00c0-\u024f'-]*[a-z\u00c0-\u024f]"
+    r"|[\uac00-\ud7af\u4e00-\u9fff\u3040-\u30ff]{2,4})"  # a name in Hangul, kanji or kana ("김민준")
+)
 #: Words that end a name after a relation word ("my sister anjali mehta lives in…").
 _NOT_NAME = frozenset(
     """is was are lives lived works worked wants loves likes hates has had and or but who that from in at

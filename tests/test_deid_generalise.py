@@ -427,3 +427,10 @@ def test_model_numbers_and_flights_are_no_ids() -> None:
 def test_an_eight_digit_number_after_a_phone_word_is_a_phone() -> None:
     assert _found("my hp is 9876 5432 ok", "PHONE") == ["9876 5432"]
     assert _found("order 9876 5432 shipped", "PHONE") == []
+
+
+def test_hangul_and_kanji_names_after_a_relation_word_po_boxes_and_swedish_postcodes() -> None:
+    assert _found("my friend 박서준 is visiting", "PERSON") == ["박서준"]
+    assert _found("send to P.O. Box 4321-00200 please", "LOCATION") == ["P.O. Box 4321-00200"]
+    assert "413 04" in _found("Vasagatan 3, 413 04 Göteborg", "LOCATION")
+    assert _found("the box is 40 cm wide", "LOCATION") == []
