@@ -246,9 +246,7 @@ def config_features(name: str) -> Any:
     if name == "personas":
         gt = {f: s for f in GROUND_TRUTH_FIELDS}
         gt.update(age=i32, hobbies=List(s))
-        return Features(
-            {"persona_id": s, "stereotype_type": s, "source": s, **gt, "revealed_facts": List(s)}
-        )
+        return Features({"persona_id": s, "stereotype_type": s, "source": s, **gt, "revealed_facts": List(s)})
     if name == "tasks":
         return Features(
             {

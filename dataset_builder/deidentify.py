@@ -13,14 +13,27 @@ typed, consistent placeholder keeps the entity and its relations, so it does not
 ``"differing_text"`` withholds on any redaction in the differing text (the strict policy this
 package used first) and ``"generalized_only"`` on any date generalization there. Every redaction
 goes to a review record (field, offsets, kind, replacement, detector) for the human pass A.4
-requires; it never reproduces the removed text.
+requires; it never reproduces the removed text. Entity resolution lives in
+:mod:`dataset_builder.resolver`, the recognizers in :mod:`dataset_builder.detectors`,
+:mod:`dataset_builder.entity_cues` and :mod:`dataset_builder.public`.
+
+>>> from dataset_builder.preferences import RawPreferenceRecord
+>>> record = RawPreferenceRecord(
+...     record_id="r1", participant_id="p1", query="what should i get my sister priya?",
+...     retrieved_memories=["user's sister Priya Shah works at monzo."],
+...     response_with_memory="Priya might like a book.", response_without_memory="A book.",
+...     generator="g", regime="ordinary", memory_position="A", preference="A_slightly_better")
+>>> (result,) = deidentify_records([record], None)
+>>> result.fields["query"], result.action
+('what should i get my sister [PERSON_1]?', 'publish')
+>>> result.fields["retrieved_memories"]
+["user's sister [PERSON_1] works at [ORGANIZATION_1]."]
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,15 +41,23 @@ from typing import Literal
 
 from mirage_bench.structs import field_values
 
-from .detectors import (
-    Entity,
-    Recognizer,
-    find_patterns,
-    generalize_date,
-    public_mention,
-    resolve_overlaps,
-)
+from .detectors import Entity, Recognizer, find_patterns
+from .entity_cues import find_nicknames
+from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .preferences import RawPreferenceRecord
+from .public import country_names, media_titles, public_mention, residence_before
+from .resolver import (
+    _CASED_TEXT,
+    _COMMON_WORD_NAMES,
+    _HONORIFIC_BEFORE,
+    _NAMED_KINDS,
+    _OVERRIDABLE_SOURCES,
+    _PLACE_CUE_BEFORE,
+    ParticipantRedactor,
+    _combine,
+    _fold,
+    _key,
+)
 
 __all__ = [
     "PUBLISHED_FIELDS",
@@ -88,53 +109,6 @@ _PROFILE_KINDS: dict[str, str] = {
     "phone": "PHONE",
     "handle": "HANDLE",
 }
-_NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
-_GAZETTEER_KINDS = frozenset(
-    {"PERSON", "ORGANIZATION", "LOCATION", "EMAIL", "PHONE", "URL", "HANDLE", "ID_NUMBER"}
-)
-#: Words that are never taken as a stand-alone part of a person's name.
-_NAME_PART_STOP = frozenset(
-    {"dr", "mr", "mrs", "ms", "prof", "the", "and", "van", "von", "de", "del", "da", "jr", "sr", "of", "st"}
-)
-#: First names that are also everyday words: matched in lowercase never, at a sentence start
-#: before a determiner or pronoun never ("Will the gym…", "May I…", "Grace period").
-_COMMON_WORD_NAMES = frozenset(
-    """will may june april august grace rose mark bill art pat ruby jack frank hope joy faith summer
-    rich sandy penny holly ivy lily daisy iris amber jade chase dawn drew gene guy ray max victor cliff
-    brook sky go rust""".split()
-)
-_FUNCTION_NEXT = re.compile(
-    r"\s+(?:the|a|an|i|you|we|he|she|it|they|this|that|these|those|my|your|our|his|her|their|be|not)\b",
-    re.IGNORECASE,
-)
-_PLACE_BEFORE = frozenset(
-    "in to from visit visiting around across through near of at toward towards into".split()
-)
-_PERSON_BEFORE = frozenset(
-    "tell ask text call email with and invite message meet thank remind dear for cousin friend sister".split()
-)
-_PERSON_AFTER = re.compile(
-    r"^(?:'s\b|\s+(?:might|will|would|could|should|can|says|said|wants|loves|likes|hates|usually|"
-    r"prefers|needs|asked|and\s+you|finishes|has|had))",
-    re.IGNORECASE,
-)
-_PLACE_AFTER = re.compile(
-    r"^\s+(?:(?:is|are|gets|feels)\s+(?:\w+\s+)?)?in\s+(?:january|february|march|april|may|june|july|"
-    r"august|september|october|november|december|spring|summer|autumn|fall|winter)\b",
-    re.IGNORECASE,
-)
-
-
-_ORG_NOUNS = frozenset(
-    """hospital school college university bank clinic surgery practice centre center group ltd inc plc
-    co""".split()
-)
-#: "Spider-Man", "Ant-Man", "Wonder-Woman": hyphenated titles, not people's names.
-_COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
-
-
-def _fold(text: str) -> str:
-    return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,279 +126,6 @@ class Replacement:
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form for the private review file."""
         return field_values(self)
-
-
-def _key(text: str) -> str:
-    """Normal form of an identifier surface: accents folded, lowercase, no "the"/title/possessive."""
-    key = re.sub(r"\s+", " ", _fold(text).strip(" .,;:'\"()"))
-    key = re.sub(r"^(?:the|dr|mr|mrs|ms|prof)\.?\s+", "", key)
-    return re.sub(r"['\u2019]s$", "", key)
-
-
-def _kind_key(kind: str, text: str) -> str:
-    key = _key(text)
-    if kind == "HANDLE":
-        key = re.sub(r"#\d{4}$", "", key.lstrip("@"))
-    elif kind == "PHONE":
-        key = re.sub(r"\D", "", key)
-    return key
-
-
-@dataclass
-class ParticipantRedactor:
-    """Typed, consistent placeholders for one participant's records (entity resolution inside it).
-
-    Every surface seen anywhere in the participant's records is learnt first; :meth:`resolve`
-    then joins mentions of one entity — a first or family name with the full name, with or
-    without accents, hyphens or case ("Tomás Rivera", "tomas", "Ji-woo", "jiwoo"), an organisation
-    with its short form ("Mercy General Hospital", "Mercy General"), a street with its numbered
-    address — while a person and a place that share a name ("Jordan") stay two entities, told
-    apart per mention by the detector's label or the words around it.
-
-    >>> r = ParticipantRedactor()
-    >>> r.learn([Entity(0, 11, "PERSON", "Maya Okafor", "ner")])
-    >>> r.redact("Maya Okafor met maya at 4 Elm Street.", [])[0]
-    '[PERSON_1] met [PERSON_1] at 4 Elm Street.'
-    """
-
-    counters: Counter[str] = field(default_factory=Counter)
-    placeholders: dict[tuple[str, str], str] = field(default_factory=dict)
-    mentions: dict[tuple[str, str], str] = field(default_factory=dict)
-    aliases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-    surfaces: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
-    _gazetteer: re.Pattern[str] | None = None
-    _resolved: bool = False
-
-    def learn(self, entities: Sequence[Entity]) -> None:
-        """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
-        for entity in entities:
-            if entity.kind not in _GAZETTEER_KINDS:
-                continue
-            key = _kind_key(entity.kind, entity.text)
-            if key and (entity.kind, key) not in self.mentions:
-                self.mentions[(entity.kind, key)] = entity.text
-                self._resolved = False
-
-    def resolve(self) -> None:
-        """Join the mentions learnt so far into entities (aliases) and build the gazetteer."""
-        self.aliases.clear()
-        self.surfaces.clear()
-        by_kind: dict[str, list[str]] = defaultdict(list)
-        for kind, key in self.mentions:
-            by_kind[kind].append(key)
-        # persons: full names first; a name part (or its hyphen-free form) joins the one full name holding it
-        people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
-        parts: dict[str, set[str]] = defaultdict(set)
-        for key in people:
-            tokens = key.split()
-            if len(tokens) > 1:
-                for token in tokens:
-                    if token not in _NAME_PART_STOP and len(token) >= 2:
-                        parts[token].add(key)
-                        parts[token.replace("-", "")].add(key)
-        for key in people:
-            owners = parts.get(key) or parts.get(key.replace("-", "")) or set()
-            owners.discard(key)
-            if len(key.split()) == 1 and len(owners) == 1:
-                self.aliases[("PERSON", key)] = ("PERSON", next(iter(owners)))
-            elif len(key.split()) > 1:
-                longer = [o for o in people if o != key and f" {key} " in f" {o} "]
-                if len(longer) == 1:
-                    self.aliases[("PERSON", key)] = ("PERSON", longer[0])
-        for token, owners in parts.items():
-            if len(owners) == 1 and ("PERSON", token) not in self.mentions:
-                self.aliases[("PERSON", token)] = ("PERSON", next(iter(owners)))
-        # organisations: a token prefix of one longer name; places: a token suffix (street of an address)
-        for kind in ("ORGANIZATION", "LOCATION"):
-            keys = sorted(by_kind[kind], key=len, reverse=True)
-            for key in keys:
-                longer = [
-                    o
-                    for o in keys
-                    if len(o) > len(key) and (o.startswith(f"{key} ") or o.endswith(f" {key}"))
-                ]
-                if len(longer) == 1 and len(key) >= 3:
-                    self.aliases[(kind, key)] = (kind, longer[0])
-        # "Mercy General Hospital" is also called "Mercy General": drop a generic last noun
-        for key in by_kind["ORGANIZATION"]:
-            tokens = key.split()
-            if (
-                len(tokens) >= 3
-                and tokens[-1] in _ORG_NOUNS
-                and ("ORGANIZATION", " ".join(tokens[:-1])) not in self.mentions
-            ):
-                self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
-        for kind, key in [*self.mentions, *self.aliases]:
-            self.surfaces.setdefault(key, set()).add((kind, key))
-            if "-" in key:
-                self.surfaces.setdefault(key.replace("-", ""), set()).add((kind, key))
-        # every alias points at a root: follow chains
-        for name, target in list(self.aliases.items()):
-            seen = {name}
-            while target in self.aliases and target not in seen:
-                seen.add(target)
-                target = self.aliases[target]
-            self.aliases[name] = target
-        self._gazetteer = None
-        self._resolved = True
-
-    def _entity(self, kind: str, key: str) -> tuple[str, str]:
-        return self.aliases.get((kind, key), (kind, key))
-
-    def _placeholder(self, kind: str, key: str) -> str:
-        entity = self._entity(kind, key)
-        if entity not in self.placeholders:
-            self.counters[entity[0]] += 1
-            self.placeholders[entity] = f"[{entity[0]}_{self.counters[entity[0]]}]"
-        return self.placeholders[entity]
-
-    def _choose(self, candidates: set[tuple[str, str]], text: str, start: int, end: int) -> tuple[str, str]:
-        """Which of the entities sharing a surface this mention names (person vs place)."""
-        kinds = {kind for kind, _ in candidates}
-        if len(kinds) == 1:
-            return sorted(candidates)[0]
-        before = re.findall(r"[\w']+", text[:start].lower())[-1:]
-        after = text[end:]
-        by_kind = {kind: entity for kind, entity in sorted(candidates)}
-        if "LOCATION" in by_kind and (set(before) & _PLACE_BEFORE or _PLACE_AFTER.match(after)):
-            return ("LOCATION", by_kind["LOCATION"][1])
-        if "PERSON" in by_kind and (set(before) & _PERSON_BEFORE or _PERSON_AFTER.match(after)):
-            return ("PERSON", by_kind["PERSON"][1])
-        kind = "PERSON" if "PERSON" in by_kind else sorted(by_kind)[0]
-        return (kind, by_kind[kind][1])
-
-    def _gazetteer_matches(self, text: str) -> list[Entity]:
-        if not self._resolved:
-            self.resolve()
-        if self._gazetteer is None:
-            surfaces = sorted(self.surfaces, key=len, reverse=True)
-            if not surfaces:
-                return []
-            alternation = "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in surfaces)
-            self._gazetteer = re.compile(rf"(?<![\w@#/.-])(?:{alternation})(?![\w@-]|\.\w)")
-        found = []
-        folded = _fold(text)
-        for m in self._gazetteer.finditer(folded):
-            surface = text[m.start() : m.end()]
-            candidates = self.surfaces.get(m.group(0)) or self.surfaces.get(_key(m.group(0)), set())
-            if not candidates:
-                continue
-            kind, key = self._choose(candidates, text, m.start(), m.end())
-            if kind in _NAMED_KINDS and not _plausible_name(surface, text, m.start(), m.end()):
-                continue
-            found.append(Entity(m.start(), m.end(), kind, surface, "gazetteer"))
-        return found
-
-    def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[tuple[Entity, str]]]:
-        """Replace ``entities`` plus every gazetteer surface in ``text``.
-
-        Returns ``(text, applied)``: ``applied`` pairs each replaced span with its replacement.
-        """
-        gazetteer = self._gazetteer_matches(text)
-        # a detector's span wins; a gazetteer hit at the same place corrects its person/place label
-        by_span = {(g.start, g.end): g for g in gazetteer}
-        chosen = []
-        for entity in entities:
-            hit = by_span.get((entity.start, entity.end))
-            if hit is not None and hit.kind in _NAMED_KINDS and entity.kind in _NAMED_KINDS:
-                entity = Entity(entity.start, entity.end, hit.kind, entity.text, entity.source)
-            if entity.kind in _NAMED_KINDS and not _plausible_name(
-                entity.text, text, entity.start, entity.end
-            ):
-                continue
-            chosen.append(entity)
-        spans = resolve_overlaps([*chosen, *gazetteer])
-        pieces: list[str] = []
-        applied: list[tuple[Entity, str]] = []
-        cursor = 0
-        for span in spans:
-            pieces.append(text[cursor : span.start])
-            if span.kind == "DATE":
-                replacement = generalize_date(span.text)
-            else:
-                key = _kind_key(span.kind, span.text)
-                candidates = self.surfaces.get(key, set())
-                same_kind = {c for c in candidates if c[0] == span.kind}
-                if same_kind:
-                    kind, key = sorted(same_kind)[0]
-                else:
-                    kind = span.kind
-                replacement = self._placeholder(kind, key)
-            pieces.append(replacement)
-            applied.append((span, replacement))
-            cursor = span.end
-        pieces.append(text[cursor:])
-        return "".join(pieces), applied
-
-
-#: Pattern sources that are exact formats (an NER span overlapping one is clipped to the words
-#: outside it); the contextual recognizers (relation words, place names, workplaces) lose ties to NER.
-_STRONG_SOURCES = frozenset({"pattern", "phonenumbers"})
-_LEADING_VERB = re.compile(
-    r"^(?:call|ring|text|email|ask|tell|message|visit|book|thank|invite)\s+", re.IGNORECASE
-)
-
-
-def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> list[Entity]:
-    """Pattern matches plus NER entities; an NER span overlapping a pattern match keeps only the
-    words outside it ("Manchester M20" beside the postcode "M20 3ED"); implausible or public
-    named-entity spans are dropped before they can seed the gazetteer."""
-    strong = [p for p in patterns if p.source in _STRONG_SOURCES]
-    weak = [p for p in patterns if p.source not in _STRONG_SOURCES]
-    kept: list[Entity] = []
-    for entity in ner:
-        lead = _LEADING_VERB.match(entity.text)
-        if lead and lead.end() < len(entity.text):
-            entity = Entity(
-                entity.start + lead.end(), entity.end, entity.kind, entity.text[lead.end() :], entity.source
-            )
-        overlapping = [p for p in strong if p.start < entity.end and p.end > entity.start]
-        if overlapping:
-            rest = entity
-            for p in overlapping:
-                if p.start <= rest.start < p.end:
-                    rest = Entity(p.end, rest.end, rest.kind, text[p.end : rest.end], rest.source)
-                elif rest.start < p.start < rest.end:
-                    rest = Entity(rest.start, p.start, rest.kind, text[rest.start : p.start], rest.source)
-            surface = rest.text.strip(" ,.;:'\"()")
-            if len(surface) < 2 or not surface[0].isalpha() or rest.start >= rest.end:
-                continue
-            offset = rest.start + rest.text.find(surface)
-            entity = Entity(offset, offset + len(surface), rest.kind, surface, rest.source)
-        kept.append(entity)
-    named = [
-        e
-        for e in [*strong, *kept, *weak]
-        if e.kind not in _NAMED_KINDS or _plausible_name(e.text, text, e.start, e.end)
-    ]
-    return resolve_overlaps(named)
-
-
-def _plausible_name(surface: str, text: str, start: int, end: int) -> bool:
-    """False for a name-shaped span that is an everyday word in context.
-
-    A lowercase everyday-word name ("will", "grace"), a capitalized one at the start of a sentence
-    before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
-    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`).
-    """
-    if public_mention(surface, text, start, end) or _COMPOUND_TITLE.search(surface):
-        return False
-    if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
-        start > 0 and text[start - 1] == "-"
-    ):
-        return False
-    key = _fold(surface)
-    if key in _COMMON_WORD_NAMES:
-        if surface.islower():
-            return False
-        sentence_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\n"
-        following = text[end:]
-        if sentence_start and (
-            _FUNCTION_NEXT.match(following)
-            or (re.match(r"\s+[a-z]", following) and not _PERSON_AFTER.match(following))
-        ):
-            return False
-    return True
 
 
 @dataclass
@@ -529,6 +230,117 @@ def _withhold_reason(
     return ""
 
 
+def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
+    """True when the span, alone or with up to three words before it, is (part of) a public name:
+    "lotus" in "the white lotus" beside the public title "White Lotus"."""
+    key = _key(entity.text)
+    if _public_key(key, public):
+        return True
+    before = re.findall(r"[\w'\u00c0-\u024f-]+", _fold(text[: entity.start]))[-3:]
+    return any(_public_key(" ".join([*before[i:], key]), public) for i in range(len(before)))
+
+
+def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[str]]:
+    """Per participant, the words the responses (model-written, with capitals) use in lowercase in
+    mid-sentence: a name NER found that the responses also write in lowercase is a common word
+    ("Jollof starts with…" beside "your nan's jollof")."""
+    words: dict[str, set[str]] = defaultdict(set)
+    for record in records:
+        for text in (record.response_with_memory, record.response_without_memory):
+            if not _CASED_TEXT.search(text):
+                continue
+            for m in re.finditer(r"(?<=[\s(\"'])[a-z\u00df-\u024f][\w'\u00df-\u024f-]*", text):
+                if text[: m.start()].rstrip()[-1:] not in ".!?:;\n":
+                    words[record.participant_id].add(_fold(re.sub(r"['\u2019]s$", "", m.group(0))))
+    return words
+
+
+def _common_phrase(key: str, common: set[str]) -> bool:
+    """True when every word of ``key`` is written in lowercase by the responses (and it is not an
+    everyday-word first name such as "will" or "hope", which have their own rule)."""
+    tokens = key.split()
+    return bool(tokens) and key not in _COMMON_WORD_NAMES and all(t in common for t in tokens)
+
+
+def _public_key(key: str, public: set[str]) -> bool:
+    """True when ``key`` is a public name, or two or more consecutive words of one ("bake off" of
+    "great british bake off")."""
+    if key in public:
+        return True
+    if len(key.split()) < 2:
+        return False
+    return any(f" {key} " in f" {name} " for name in public)
+
+
+#: Before an acronym that is a place whatever NER calls it: "Victoria, TX", "the drive from SA".
+_ACRONYM_PLACE_BEFORE = re.compile(r"\b(?:from|near|around|outside)\s+$", re.IGNORECASE)
+#: A two-letter state or province after a town and a comma ("Victoria, TX").
+_STATE_AFTER_TOWN = re.compile(r"[^\W\d_]{3},\s*$")
+
+
+#: A model year before a name: the name is a vehicle model ("a 2017 Tacoma"), not a place.
+_MODEL_YEAR_BEFORE = re.compile(
+    r"\b(?:a|an|my|his|her|our|their|the|your)\s+(?:19|20)\d\d\s+$", re.IGNORECASE
+)
+
+
+#: An article or quantifier right before a name: people's names take none ("the Finanzamt").
+_ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the|every|each|any)\s+$", re.IGNORECASE)
+
+
+def _without_honorific(entity: Entity) -> Entity:
+    """A person span without the honorific or kinship word before the name ("Mamie Jeanne" →
+    "Jeanne", "Doña Célia" → "Célia"): the word is common, the name identifies."""
+    if entity.kind != "PERSON":
+        return entity
+    m = _HONORIFIC_BEFORE.match(_fold(entity.text))
+    if not m or m.end() >= len(entity.text):
+        return entity
+    return Entity(entity.start + m.end(), entity.end, entity.kind, entity.text[m.end() :], entity.source)
+
+
+def _is_response(slot: str) -> bool:
+    """True for a model-written response field (``slot`` is ``record_id\0field``)."""
+    return slot.split("\0")[-1].startswith("response")
+
+
+def _weak_ner(
+    entity: Entity, text: str, found: Sequence[Entity], in_response: bool, own: frozenset[str]
+) -> bool:
+    """True for a span only NER found that names nobody private.
+
+    In a response, one that none of the participant's own words grounds ("the Peak District"
+    suggested for a weekend away), unless it is a person or place in a sentence that names one of
+    the participant's own places ("Osaka is great; … around Kuromon Market": a place near theirs,
+    which NER may call a person). Anywhere, an acronym or code NER calls an organisation or person
+    ("UTR", "IR3"), except where a place stands ("Victoria, TX"). See
+    :mod:`dataset_builder.evidence`.
+    """
+    if entity.kind not in _NAMED_KINDS:
+        return False
+    if _MODEL_YEAR_BEFORE.search(text[: entity.start]):
+        return True
+    if _HONORIFIC_BEFORE.fullmatch(_fold(entity.text) + " "):
+        return True  # a kinship word or honorific alone ("mamie's address", "for my abuela")
+    if in_response and not grounded(entity.text, own):
+        if entity.kind == "ORGANIZATION":
+            return True
+        start, end = sentence_bounds(text, entity.start, entity.end)
+        return not any(
+            other.kind == "LOCATION"
+            and other is not entity
+            and start <= other.start < end
+            and grounded(other.text, own)
+            for other in found
+        )
+    return (
+        entity.kind != "LOCATION"
+        and acronym_or_code(entity.text)
+        and not _ACRONYM_PLACE_BEFORE.search(text[: entity.start])
+        and not (len(entity.text) == 2 and _STATE_AFTER_TOWN.search(text[: entity.start]))
+    )
+
+
 def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
     """The raw published-field texts of a record as ``(field name, text)``, memories indexed."""
     texts = [("query", record.query)]
@@ -581,17 +393,93 @@ def deidentify_records(
     # a name used publicly anywhere in the participant's records ("play Stardew Valley or Hades") is
     # public in all of them
     public: dict[str, set[str]] = defaultdict(set)
+    # the names NER alone called titles or products: no match for a name typed as an institution
+    # ("Bright Stars Montessori", which the small model calls a work of art)
+    ner_public: dict[str, set[str]] = defaultdict(set)
+    articled: dict[str, set[str]] = defaultdict(set)
+    patterns = {text: find_patterns(text) for text in unique}
+    countries = country_names()
     for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
-        for entity in ner_entities:
-            if entity.kind in _NAMED_KINDS and public_mention(entity.text, text, entity.start, entity.end):
+        public[pid].update(media_titles(text))
+        public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
+        ner_public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
+        # a "person" that takes an article anywhere in the participant's text is a common noun or a
+        # title ("a Steuernummer", "the Finanzamt", "a Bedouin camp", "the Tamil way")
+        articled[pid].update(
+            _key(e.text)
+            for e in ner_entities
+            if e.kind == "PERSON" and _ARTICLE_BEFORE.search(text[: e.start])
+        )
+        # a name after a model year is a vehicle model in all the participant's text ("a 2017 Tacoma")
+        public[pid].update(_key(e.text) for e in ner_entities if _MODEL_YEAR_BEFORE.search(text[: e.start]))
+        for entity in [*ner_entities, *patterns[text]]:
+            if entity.kind not in _NAMED_KINDS:
+                continue
+            if entity.source in _OVERRIDABLE_SOURCES and public_mention(
+                entity.text, text, entity.start, entity.end, kind=entity.kind
+            ):
                 public[pid].add(_key(entity.text))
+            if entity.kind == "LOCATION" and _PLACE_CUE_BEFORE.search(text[: entity.start]):
+                redactors[pid].placed.add(_key(entity.text))
+            if entity.kind == "LOCATION" and residence_before(text, entity.start):
+                if _key(entity.text) in countries:
+                    redactors[pid].residences.add(_key(entity.text))
+    for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")
+        for nick, full in find_nicknames(text):
+            redactors[pid].learn(
+                [
+                    Entity(0, len(nick), "PERSON", nick, "nickname"),
+                    Entity(0, len(full), "PERSON", full, "nickname"),
+                ]
+            )
+            redactors[pid].nicknames.add((_key(nick), _key(full)))
+    common = _lowercase_words(records)
+    # the participant's own words: what a model-written response can have learnt from them
+    own = {
+        pid: own_words(text for (p, slot, text) in jobs if p == pid and not _is_response(slot))
+        for pid in by_participant
+    }
     ner_raw: dict[str, list[Entity]] = {}
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
-        ner_entities = [e for e in ner_entities if _key(e.text) not in public[pid]]
-        entities = _combine(text, find_patterns(text), ner_entities)
+        ner_entities = [
+            e
+            for e in map(_without_honorific, ner_entities)
+            if e.kind != "PUBLIC"
+            and not _public_in_context(e, text, public[pid])
+            and not _common_phrase(_key(e.text), common[pid])
+            and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid])
+            and not (e.kind == "PERSON" and _key(e.text) in articled[pid])
+        ]
+        cued = [
+            e
+            for e in map(_without_honorific, patterns[text])
+            if not (e.kind == "PERSON" and _HONORIFIC_BEFORE.fullmatch(_fold(e.text) + " "))
+            and not (
+                e.kind == "PERSON" and e.source in _OVERRIDABLE_SOURCES and _key(e.text) in articled[pid]
+            )
+            and not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
+        ]
+        cued = [
+            e
+            for e in cued
+            if e.source not in _OVERRIDABLE_SOURCES
+            or not _public_key(
+                _key(e.text), public[pid] - ner_public[pid] if e.source == "orgtype" else public[pid]
+            )
+        ]
+        entities = _combine(text, cued, ner_entities)
         redactors[pid].learn(entities)
+        # a cue's label for the very span NER also labelled ("my sister Sofía Ibarra", which NER calls
+        # an organisation; "a trip to paris") is evidence for the resolver, though NER's span won
+        redactors[pid].learn(
+            [
+                e
+                for e in cued
+                if any((c.start, c.end) == (e.start, e.end) and c.source != e.source for c in entities)
+            ]
+        )
         if slot:
             detected[slot] = entities
 

@@ -19,14 +19,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .public import public_mention
+
 __all__ = [
     "DEFAULT_SPACY_MODEL",
+    "RELATION_WORDS",
     "ENTITY_KINDS",
     "Entity",
     "Recognizer",
     "SpacyRecognizer",
     "find_patterns",
     "generalize_date",
+    "public_mention",
     "resolve_overlaps",
 ]
 
@@ -84,6 +88,33 @@ _MONTH_NAMES = (
     "November",
     "December",
 )
+#: Month names of other languages (nominative and, for Polish, genitive), each with its month
+#: number; only after or before a day number do they make a date.
+_FOREIGN_MONTH_NUMBERS: dict[str, int] = {
+    name: number
+    for number, names in enumerate(
+        (
+            "janvier enero janeiro gennaio januar januari stycznia styczeń enero",
+            "février fevrier febrero fevereiro febbraio februar februari lutego luty pebrero",
+            "mars marzo março marco märz maart mars marca marzec marso machi",
+            "avril abril aprile april kwietnia kwiecień abril aprili",
+            "mai mayo maio maggio mai mei maj maja mayo mei",
+            "juin junio junho giugno juni czerwca czerwiec hunyo juni",
+            "juillet julio julho luglio juli lipca lipiec hulyo julai",
+            "août aout agosto agosto august augustus augusti sierpnia sierpień agosti",
+            "septembre septiembre setembro settembre september septembre września wrzesień setyembre "
+            "septemba",
+            "octobre octubre outubro ottobre oktober oktober października październik oktubre oktoba",
+            "novembre noviembre novembro novembre november listopada listopad nobyembre novemba",
+            "décembre decembre diciembre dezembro dicembre dezember december grudnia grudzień disyembre "
+            "desemba",
+        ),
+        start=1,
+    )
+    for name in names.split()
+    if name not in {"august", "april", "september", "october", "november", "december"}
+}
+FOREIGN_MONTHS = "|".join(sorted(_FOREIGN_MONTH_NUMBERS, key=len, reverse=True))
 _STREET = (
     "Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|"
     "Parkway|Pkwy|Highway|Hwy|Circle|Square|Crescent|Cres|Close|Grove|Gardens|Walk|Row|Mews"
@@ -102,6 +133,11 @@ _TLDS = (
     "com|org|net|io|edu|gov|co|me|app|dev|ly|ai|info|biz|site|online|shop|store|blog|xyz|tech|page|link|"
     "club|art|design|studio|us|uk|ca|de|fr|jp|au|in|nl|eu|tv|fm|gg|so|ch|se|no|es|it|br|mx|nz|ie"
 )
+#: Social platforms whose name announces a user name ("instagram zoe.makes.things").
+_PLATFORMS = (
+    "insta|instagram|ig|tiktok|twitter|discord|account|snap|snapchat|threads|bluesky|telegram|github|"
+    "gitlab|twitch|kakao(?:talk)?|line|wechat|viber|signal|skype|steam|psn|xbox|mastodon|youtube"
+)
 _AT = r"(?:\s*[\[(]\s*at\s*[\])]\s*|\s+at\s+)"
 _DOT = r"(?:\s*[\[(]\s*dot\s*[\])]\s*|\s+dot\s+)"
 #: Keywords that announce an identification number ("my nhs number is 943 476 5919").
@@ -119,7 +155,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # obfuscated: "kim dot property at gmail dot com", "wei [at] zhangdesign [dot] co [dot] uk"
     (
         "EMAIL",
-        re.compile(rf"\b(?:[\w+-]+{_DOT})*[\w.+-]+{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS})\b", _I),
+        re.compile(
+            rf"\b(?:[\w+-]+{_DOT})*[\w.+-]+{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS}|[a-z]{{2}})\b", _I
+        ),
     ),
     ("URL", re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")),
     (
@@ -130,13 +168,46 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
+    # a host under a country's second-level domain ("amasoven.com.ng"), any host with a path
+    # ("linktr.ee/hanzng"), any host after a word that announces a site ("portfolio studio.photo")
+    (
+        "URL",
+        re.compile(
+            r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|co|org|net|gov|edu|ac|or|ne|go)\.[a-z]{2}"
+            r"(?:/[^\s<>\"']*[^\s<>\"'.,;:!?)\]])?\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "URL",
+        re.compile(
+            r"(?<![@\w.])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,12}/[\w%~-][^\s<>\"']*[^\s<>\"'.,;:!?)\]]",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "URL",
+        re.compile(
+            r"\b(?:site|website|portfolio|blog|homepage|webpage|web\s+page|url)(?:\s+(?:is|at))?[\s:]+"
+            r"(?P<v>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,12})\b(?![.@]\w)",
+            re.IGNORECASE,
+        ),
+    ),
     ("ID_NUMBER", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    # national ID shapes of letters and digits: Singapore NRIC "S1234567D", Spanish DNI "12345678Z" and
+    # NIE "X1234567L", Mexican CURP "GODE561231HDFRRN09", Italian codice fiscale "RSSMRA85T10A562S"
+    ("ID_NUMBER", re.compile(r"\b(?:[A-Z]{1,6}\d{6,}[A-Z0-9]{0,8}|\d{7,8}-?[A-Z])\b")),
+    ("ID_NUMBER", re.compile(r"\b[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]\b")),
+    # IBAN ("DE89 3704 0044 0532 0130 00")
+    ("ID_NUMBER", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,3})?\b")),
+    # a long run of digit groups no phone has (13+ digits without "+": "2 91 05 75 112 034 56")
+    ("ID_NUMBER", re.compile(r"(?<![\d+])(?=(?:\d\s?){13})\d{1,4}(?:\s\d{1,4}){3,}(?!\d)")),
     # a number announced by its keyword: NHS, Medicare, PPS, passport, licence, plate, PIN, ...
     (
         "ID_NUMBER",
         re.compile(
             rf"\b(?:{_ID_KEYS})(?:\s+(?:card|number|no\.?|num|#|pin|plate|id))?(?:\s+(?:is|was|:))?[\s:#]*"
-            r"(?P<v>(?-i:(?=[A-Z0-9 -]*\d)[A-Z0-9]+(?:[ -][A-Z0-9]+){0,4}))(?![\w-])",
+            r"(?P<v>(?-i:(?=[A-Z0-9 /.-]*\d)[A-Z0-9]+(?:[ /.-][A-Z0-9]+){0,4}))(?![\w-])",
             _I,
         ),
     ),
@@ -152,6 +223,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}\b"),
     ),
     ("PHONE", re.compile(r"(?<![\w+])\+\d{1,3}(?:[\s.-]\d{2,6}){2,5}\b")),
+    # an eight-digit number after a phone word (Singapore, Hong Kong, Denmark: "hp 9123 4567")
+    (
+        "PHONE",
+        re.compile(
+            r"\b(?:call|ring|text|whatsapp|phone|mobile|cell|tel|hp|handphone|landline|number)"
+            r"(?:\s+(?:is|me|on|at|number|no\.?))*[\s:]+(?P<v>\d{4}[\s-]?\d{4})\b(?![\s-]?\d)",
+            _I,
+        ),
+    ),
     # UK / Irish / Australian national formats: 07700 900123, 020 7946 0958, 0412 345 678
     ("PHONE", re.compile(r"(?<![\w+])0\d{2,4}[\s-]?\d{3,4}[\s-]?\d{3,4}\b")),
     ("HANDLE", re.compile(r"(?<![\w@.])@[A-Za-z0-9_](?:[A-Za-z0-9_.]{0,28}[A-Za-z0-9_])?")),
@@ -161,8 +241,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "HANDLE",
         re.compile(
-            r"\b(?:at|is|tag|handle|insta|instagram|tiktok|twitter|discord|account|as)\s+"
-            r"(?P<v>[a-z0-9_]+\.[a-z0-9_]+)\b(?!\.\w)",
+            rf"\b(?:at|is|tag|handle|as|{_PLATFORMS})\s+"
+            r"(?P<v>[a-z0-9_]+(?:\.[a-z0-9_]+)+)\b(?!\.\w)",
+            _I,
+        ),
+    ),
+    # a user name announced as one ("snap username hanz.ng", "username elsewhere: lwisniewski")
+    (
+        "HANDLE",
+        re.compile(
+            r"\b(?:user\s?name|handle|gamertag|user\s?id|screen\s?name|line\s+id)\b(?:\s+(?:is|elsewhere|there))?"
+            r"\s*(?::\s*|\s+)(?P<v>(?!(?:is|the|a|an|and|or|same|my|your|for|on|of|to|in)\b)"
+            r"[a-z0-9_][a-z0-9_.-]{1,30}[a-z0-9_])\b(?![.@]\w)",
             _I,
         ),
     ),
@@ -179,11 +269,43 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
+    # a day without its month: "on the 22nd", "since the 3rd." (not "the 3rd time", "the 18th century")
+    (
+        "DATE",
+        re.compile(
+            r"\bthe\s+(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
+            r"(?=\s*(?:[,.;:!?)\]\n]|$|\s(?:at|and|or|so|but|when|if|because|to|for|then|this|next|please)\b))",
+            _I,
+        ),
+    ),
+    # day/month without a year beside a date word, in unambiguous forms ("bday 28/02", "ngày 16/10")
+    (
+        "DATE",
+        re.compile(
+            r"\b(?:is|bday|birthday|anniversary|ngày|le|am|el|il|em|dia|op|den|de)\s+(?:on\s+)?"
+            r"(?P<v>(?:[12]\d|3[01]|0?[1-9])/(?:1[0-2]|0?[1-9])|(?:1[0-2]|0?[1-9])/(?:[12]\d|3[01]|0?[1-9]))"
+            r"(?![/\d])(?!\s*(?:cups?|tsp|tbsp|of|inch|in|ml|g)\b)",
+            _I,
+        ),
+    ),
+    ("DATE", re.compile(r"(?<![\d/.])(?:[12]\d|3[01]|0[1-9])/(?:1[0-2]|0[1-9])(?![/\d])")),
+    ("DATE", re.compile(r"(?<![\d/.])(?:1[3-9]|2\d|3[01])/(?:1[0-2])(?![/\d])")),
+    # German day.month. ("am 14.03.")
+    ("DATE", re.compile(r"(?<![\d.])(?:[12]\d|3[01]|0[1-9])\.(?:1[0-2]|0[1-9])\.(?!\d)")),
+    # a day and a month name in French, Spanish, Portuguese, Italian, German, Dutch, Swedish, Polish,
+    # Tagalog or Swahili ("2 octobre", "23 grudnia", "14 de mayo", "5. März"), or in CJK ("3月14日")
+    (
+        "DATE",
+        re.compile(rf"\b{_DAY}\.?\s+(?:de\s+|di\s+)?(?:{FOREIGN_MONTHS})\b(?:\s+(?:de\s+)?\d{{4}})?", _I),
+    ),
+    ("DATE", re.compile(rf"\b(?:{FOREIGN_MONTHS})\s+{_DAY}\b(?:,?\s+\d{{4}})?", _I)),
+    ("DATE", re.compile(r"(?:\d{4}\s*[年년]\s*)?\d{1,2}\s*[月월]\s*\d{1,2}\s*[日일]")),
     # addresses: "1420 N Maple Ave", "22/5 smith st", "3F2 41 easter road"
     (
         "LOCATION",
         re.compile(
-            rf"\b(?:\d+F\d+\s+|flat\s+\d+,?\s+)?\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}})?\s+(?:[NSEW]\.?\s+)?"
+            rf"\b(?:\d+F\d+\s+|\d{{1,2}}/\d{{1,2}},?\s+|(?:flat|apt|apartment|unit|suite)\s+\d+[A-Za-z]?,?\s+)?"
+            rf"\d{{1,5}}[A-Za-z]?(?:/\d{{1,5}})?\s+(?:[NSEW]\.?\s+)?"
             rf"(?:{_STREET_WORD}\s+){{1,3}}(?:{_STREET})\b\.?",
             _I,
         ),
@@ -203,34 +325,113 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("LOCATION", re.compile(r"\b[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")),
+    # continental addresses: "Karl-Heine-Straße 42", "12 rue de la Paix", "Calle Mayor 5", a postcode
+    # before the town after a comma ("…, 04229 Leipzig", "…, 1012 AB Amsterdam")
+    (
+        "LOCATION",
+        re.compile(
+            r"\b[A-Za-z\u00c0-\u024f][\w\u00c0-\u024f-]*(?:stra(?:ß|ss)e|str\.|weg|platz|gasse|allee|damm|ufer|"
+            r"steig|chaussee|straat|laan|gracht|plein|vej|gatan|gata|veien)\s+\d{1,4}[a-z]?\b",
+            _I,
+        ),
+    ),
+    (
+        "LOCATION",
+        re.compile(
+            r"\b(?:\d{1,4}[a-z]?,?\s+)?(?:(?i:rue|avenue|boulevard|chemin|allée|quai|impasse|viale|corso|piazza|"
+            r"calle|avenida|rua|praça|plaza|carrer|paseo)|Via)\s+(?:(?i:de|du|des|la|le|l'|del|della|di|do|da|dos|"
+            r"das)\s+)*(?![A-Z]{2,}\b|[A-Z][a-z]+[A-Z])[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*"
+            r"(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}(?:,?\s+\d{1,4}[a-z]?\b)?"
+        ),
+    ),
+    # the Italian "via" in lowercase is the English word unless a house number follows
+    # ("via garibaldi 12"; not "via USSD", "via PayPal", "via Istanbul")
+    (
+        "LOCATION",
+        re.compile(
+            r"\bvia\s+(?:(?:del|della|dei|degli|di|de)\s+)?[a-z\u00e0-\u00ff][\w'\u00e0-\u00ff-]+"
+            r"(?:\s+[a-z\u00e0-\u00ff][\w'\u00e0-\u00ff-]+)?,?\s+\d{1,4}[a-z]?\b"
+        ),
+    ),
+    (
+        "LOCATION",
+        re.compile(
+            r"(?:(?<=,)|(?<=,\s)|^)(?P<v>\d{5}\s+[A-Z\u00c0-\u00de][\w\u00c0-\u024f-]+|\d{4}\s?[A-Z]{2}\b)"
+        ),
+    ),
+    # a post-office box ("P.O. Box 1234-00100", "PO Box 56"); a Swedish postcode before its town
+    ("LOCATION", re.compile(r"\bP\.?\s?O\.?\s+Box\s+\d{1,6}(?:\s?[-\u2013]\s?\d{5})?\b", _I)),
+    ("LOCATION", re.compile(r"(?:(?<=,)|(?<=,\s))(?P<v>\d{3}\s\d{2})(?=\s+[A-Z\u00c0-\u00de])")),
     # Australian state + postcode
     ("LOCATION", re.compile(r"\b(?:NSW|VIC|QLD|WA|SA|TAS|ACT|NT)\s+\d{4}\b", _I)),
+    # Canadian postal code (M5C 1S1)
+    ("LOCATION", re.compile(r"\b[ABCEGHJ-NPRSTVXY]\d[A-Z]\s?\d[A-Z]\d\b", _I)),
     # UK postcode (LS6 2AB, EH6 5JL, M20 3ED), Irish Eircode (D07 XY12)
     ("LOCATION", re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b", _I)),
     ("LOCATION", re.compile(r"\b[AC-FHKNPRTV-Y]\d{2}\s?[AC-FHKNPRTV-Y0-9]{4}\b")),
-    ("ID_NUMBER", re.compile(r"\b[A-Z]{0,3}\d(?:[\d-]{4,}|\d{4,})\d\b")),
+    ("ID_NUMBER", re.compile(r"\b[A-Z]{0,3}\d(?:[\d-]{4,}|\d{4,})\d(?:-[A-Z]{1,3}\b)?\b")),
+    # digit groups joined by slashes ("04821/19/1261"): not a date (its groups are too long)
+    (
+        "ID_NUMBER",
+        re.compile(r"(?<![\d/])\d{3,}/\d{2,}/\d{3,}(?![\d/])|(?<![\d/])\d{5,}/\d{2,}(?:/\d+)?(?![\d/])"),
+    ),
 )
 
-_RELATIONS = (
-    "friend|sister|brother|cousin|colleague|coworker|co-worker|flatmate|roommate|housemate|husband|wife|"
-    "partner|mum|mom|dad|father|mother|son|daughter|boss|manager|mentee|mentor|client|neighbour|neighbor|"
-    "landlord|landlady|nan|grandma|grandmother|grandad|grandfather|uncle|aunt|niece|nephew|fiancee?|"
-    "fiancée|boyfriend|girlfriend|doctor|dentist|therapist|tutor|teacher|coach|mechanic|plumber|gp"
+#: Relation words that introduce a person's name ("my sister-in-law …", "user's landlord …"), as a
+#: regular-expression alternation.
+RELATION_WORDS = _RELATIONS = (
+    "(?:(?:step|half|god|great)-?)?(?:sister|brother|son|daughter|mum|mom|dad|father|mother|parent|child|"
+    "grandson|granddaughter|grandma|grandmother|grandad|granddad|grandpa|grandfather|granny|gran|nana|nan|"
+    "aunt|auntie|aunty|uncle|niece|nephew|cousin|twin|sis|bro)(?:-in-law)?|"
+    "friend|bestie|bff|pal|buddy|mate|classmate|teammate|bandmate|colleague|coworker|co-worker|flatmate|"
+    "roommate|housemate|husband|wife|hubby|partner|spouse|ex|fiancee?|fiancée|boyfriend|girlfriend|boss|"
+    "manager|supervisor|mentee|mentor|client|neighbour|neighbor|landlord|landlady|doctor|dentist|"
+    "therapist|counsellor|counselor|physio|surgeon|midwife|nurse|vet|tutor|teacher|coach|trainer|"
+    "mechanic|plumber|electrician|accountant|solicitor|lawyer|nanny|babysitter|carer|gp"
 )
-_NAME_TOKEN = r"[A-Za-z\u00c0-\u024f][a-z\u00c0-\u024f'-]*[a-z\u00c0-\u024f]"
+_NAME_TOKEN = (
+    r"(?:[A-Za-z\u00c0-\u024f][a-z\u00c0-\u024f'-]*[a-z\u00c0-\u024f]"
+    r"|[\uac00-\ud7af\u4e00-\u9fff\u3040-\u30ff]{2,4})"  # a name in Hangul, kanji or kana ("김민준")
+)
 #: Words that end a name after a relation word ("my sister anjali mehta lives in…").
 _NOT_NAME = frozenset(
     """is was are lives lived works worked wants loves likes hates has had and or but who that from in at
     on to for with of the a an my your his her their our just also really always never says said asked
     runs keeps books moved moving visits visiting turns turned finishes plays hosts schedules collects
     watches goes went gets got will would can could should might may must named called recently today
-    tomorrow yesterday again too here there now soon about not so very usually""".split()
+    tomorrow yesterday again too here there now soon about not so very usually needs prefers cooks drives
+    texted called thinks thought told tells reckons suggested recommended wrote sent gave sends gives if
+    when because since after before while as than group chat appointment appointments wedding birthday
+    bday party parties house home flat place car kids kid baby dog cat family friends school work job
+    office shift shifts visit trip number email phone address name surgery clinic practice doing night
+    evening morning afternoon early late later first directly instead anyway maybe asap right back over
+    ahead earlier lately personally quickly properly politely tonight studies teaches coaches makes
+    bakes owns runs manages helps lends borrows sells buys pays earns starts started finished joins
+    joined left leaves retired retires passed died""".split()
 )
+#: A possessive before a relation word ("my sister", "user's cousin", "our landlord").
+_POSSESSIVE_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
 _RELATION_NAME = re.compile(
     rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?:is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])))?"
     rf"(?P<v>{_NAME_TOKEN}(?:\s+{_NAME_TOKEN}){{0,2}})",
     re.IGNORECASE,
 )
+
+
+#: Lowercase particles inside capitalised names ("Ngozi de Souza", "Siobhán ní Bhriain").
+_NAME_PARTICLES = frozenset(
+    "de da del della di van von der den le la du bin binti ibn al el ní nic ó".split()
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _stop_words() -> frozenset[str]:
+    """spaCy's English stop words (326 function words and adverbs), or empty without spaCy."""
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+    except ImportError:
+        return frozenset()
+    return frozenset(STOP_WORDS)
 
 
 def find_relation_names(text: str) -> list[Entity]:
@@ -240,72 +441,26 @@ def find_relation_names(text: str) -> list[Entity]:
     """
     found = []
     for m in _RELATION_NAME.finditer(text):
-        tokens = []
+        if not m.group("v")[0].isupper() and (
+            text[: m.start("v")].rstrip().endswith("'s") or not _POSSESSIVE_BEFORE.search(text[: m.start()])
+        ):
+            continue  # "my sister's wedding", "parent night": a name in lowercase needs "my sister …"
+        if re.fullmatch(r"[A-Z0-9]{2,}", m.group("v").split()[0]):
+            continue  # "the client's CPU": an acronym, not a name
+        tokens: list[re.Match[str]] = []
+        capitalised = m.group("v")[0].isupper()
         for token in re.finditer(r"\S+", m.group("v")):
-            if token.group(0).lower() in _NOT_NAME:
+            word = token.group(0)
+            if word.lower() in _NOT_NAME or word.lower() in _stop_words():
                 break
+            if tokens and capitalised and not word[0].isupper() and word.lower() not in _NAME_PARTICLES:
+                break  # "Chiamaka Eze studies at…": a capitalised name ends at a lowercase word
             tokens.append(token)
         if not tokens:
             continue
         start, end = m.start("v") + tokens[0].start(), m.start("v") + tokens[-1].end()
         found.append(Entity(start, end, "PERSON", text[start:end], "relation"))
     return found
-
-
-#: Widely used public platforms, services, institutions and teams: naming one identifies nobody.
-#: (A participant's employer named in a work context is still redacted: see :func:`public_mention`.)
-PUBLIC_ENTITIES = frozenset(
-    """discord slack teams zoom whatsapp instagram facebook tiktok twitter reddit youtube netflix spotify
-    github gitlab linkedin google gmail outlook icloud apple iphone ipad android windows excel word
-    powerpoint chatgpt amazon uber ebay paypal venmo wikipedia nhs nmc gp ni pps irs dmv medicare tv bbc
-    itv hbo disney marvel hmrc dvla cra ird ato centrelink revenue cao gcse gcses a-levels sats hsc ncea
-    leaving cert garmin fitbit kindle airpods playstation xbox python javascript typescript java kotlin
-    swift""".split()
-) | frozenset({"leaving cert", "apple watch", "apple pencil", "nintendo switch", "nmc online"})
-#: Makes and brands whose products people name ("Honda Civic", "Apple Watch", "Mazda 3").
-_BRANDS = frozenset(
-    """apple google samsung sony microsoft nintendo honda toyota mazda ford tesla bmw audi volkswagen vw
-    nissan hyundai kia subaru volvo garmin fitbit""".split()
-)
-_HOLIDAY = re.compile(
-    r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
-    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?)$",
-    re.IGNORECASE,
-)
-_WORK_BEFORE = re.compile(
-    r"\b(?:work|works|working|worked|job|employed|employer|intern|interning|shifts?|nights|lates|at|for|"
-    r"from|joined|leaving|left)\s+(?:at\s+|for\s+|the\s+)?$",
-    re.IGNORECASE,
-)
-_PUBLIC_AFTER = re.compile(
-    r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online)\b", re.IGNORECASE
-)
-_WORK_OF_ART_BEFORE = re.compile(
-    r"\b(?:watch|watching|watched|rewatch|binge|binging|read|reading|stream|streaming|play|playing)\s+"
-    r"(?:the\s+)?(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,3}\s+(?:or|and)\s+(?:the\s+)?)?$",
-    re.IGNORECASE,
-)
-
-
-def public_mention(surface: str, text: str, start: int, end: int) -> bool:
-    """True for a named-entity span that names something public, not a person's own context.
-
-    Holidays ("Boxing Day", "St Patrick's Day"), widely used platforms and institutions
-    (:data:`PUBLIC_ENTITIES`, unless named as an employer: "works at Slack"), a team before
-    "game"/"match", and a title after "watch"/"read".
-    """
-    key = re.sub(r"^the\s+", "", surface.strip().lower())
-    if _HOLIDAY.match(key):
-        return True
-    before, after = text[:start], text[end:]
-    if key in PUBLIC_ENTITIES and not _WORK_BEFORE.search(before):
-        return True
-    words = key.split()
-    if len(words) >= 2 and words[0] in _BRANDS and not _WORK_BEFORE.search(before):
-        return True
-    if _PUBLIC_AFTER.match(after) and not _WORK_BEFORE.search(before):
-        return True
-    return bool(_WORK_OF_ART_BEFORE.search(before))
 
 
 @functools.lru_cache(maxsize=1)
@@ -330,9 +485,24 @@ def place_names() -> frozenset[str]:
 
 _PLACE_CUE = re.compile(
     r"(?:\b(?:in|to|from|near|visit|visiting|around|across|towards?|outside|of)\s+(?:the\s+)?|"
-    r"(?<=[a-z]),\s+(?=[A-Z]))"
+    r"(?<=[a-z]),\s+(?=(?-i:[A-Z])))"
     r"(?P<v>[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*(?:\s+[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*){0,2})",
     re.IGNORECASE,
+)
+
+
+#: What may follow a place named after a comma ("Splott, Cardiff." / "Toronto, ON M5C").
+_ADDRESS_TAIL = re.compile(r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:[A-Z]{2,3}\b|\d|in\b|and\b))")
+_VERB_OBJECT_AFTER = re.compile(
+    r"^\s+(?:the|a|an|my|your|our|his|her|their|it|this|that|them|him|me|up)\b", _I
+)
+
+
+_INFINITIVE_BEFORE = re.compile(
+    r"\b(?:what|how|where|when|whether|want|wants|wanted|need|needs|needed|like|likes|love|going|have|has|"
+    r"had|try|trying|tried|able|time|ideas?|way|ways|something|anything|nothing|easiest|best|hard|easy|"
+    r"used|plan|plans|planning|decide|deciding|learn|learning)\s+$",
+    _I,
 )
 
 
@@ -346,9 +516,20 @@ def find_places(text: str) -> list[Entity]:
         words = list(re.finditer(r"\S+", m.group("v")))
         for n in range(len(words), 0, -1):  # the longest known name wins
             end = words[n - 1].end()
-            phrase = m.group("v")[:end].rstrip(",.;:!?)'\"")
+            phrase = re.sub(r"['\u2019]s$", "", m.group("v")[:end].rstrip(",.;:!?)'\""))
             if phrase.lower() in names:
                 start = m.start("v")
+                after = text[start + len(phrase) :]
+                if m.group(0).startswith(",") and not _ADDRESS_TAIL.match(after):
+                    break  # "Stripe, Rust is…": after a comma only the tail of an address is a place
+                if phrase.islower() and _VERB_OBJECT_AFTER.match(after):
+                    break  # "in reading the paper": a gerund or verb, not the town
+                if (
+                    phrase.islower()
+                    and m.group(0).lower().startswith("to")
+                    and _INFINITIVE_BEFORE.search(text[: m.start()])
+                ):
+                    break  # "what to cook for…": an infinitive, not the town of Cook
                 found.append(Entity(start, start + len(phrase), "LOCATION", phrase, "places"))
                 break
     return found
@@ -371,9 +552,24 @@ _ORG_WORD = (
     r"on|next|last|this|year|term|semester|user|user's|dentist|doctor)\b)[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 )
 _TYPED_ORG = re.compile(
-    rf"\b(?P<v>(?:{_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|repairs|plumbing|dental|pharmacy|"
+    rf"\b(?P<v>(?:(?![\w-]+['\u2019]s\b|school\b|college\b|uni\b){_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|"
+    r"repairs|plumbing|dental|pharmacy|"
     r"auto\s+repairs|(?:primary|middle|high|secondary|grammar)\s+school))\b",
     re.IGNORECASE,
+)
+#: A hospital or clinic named without an article after a place preposition ("surgery at western
+#: hospital", "from st vincent's hospital"), in any case.
+_CLINIC = re.compile(
+    rf"\b(?:at|in|from|to|into)\s+(?P<v>(?:{_ORG_WORD}\s+){{1,2}}(?:hospital|clinic|infirmary|hospice|"
+    r"(?:medical|health)\s+cent(?:re|er)))\b",
+    re.IGNORECASE,
+)
+#: A nursery or kindergarten named with capitals ("Bright Stars Montessori", "Hikari Hoikuen"); the
+#: nouns alone are common words ("her kita", "started hoikuen").
+_CHILDCARE = re.compile(
+    r"\b(?P<v>(?:(?!(?:The|A|An|My|Our|His|Her|Their)\b)[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*\s+){1,3}"
+    r"(?:Montessori|Kindergarten|Kindergarden|Preschool|Pre-School|Nursery|Daycare|Creche|Crèche|Kita|"
+    r"Hoikuen|Youchien|Yochien|Escolinha|Guardería|Asilo|Kinderopvang|Förskola))\b"
 )
 _COLLEGE = re.compile(
     rf"\b(?:at|into|to|from|attend|attends|attending|studies\s+at|study\s+at)\s+"
@@ -383,7 +579,10 @@ _COLLEGE = re.compile(
 
 
 _ORG_TYPE_WORD = re.compile(
-    r"elementary|academy|motors|repairs|plumbing|dental|pharmacy|school|university|college", re.IGNORECASE
+    r"elementary|academy|motors|repairs|plumbing|dental|pharmacy|school|university|college|montessori|"
+    r"kindergar|preschool|pre-school|nursery|daycare|creche|crèche|kita|hoikuen|youchien|yochien|"
+    r"escolinha|guarder|asilo|kinderopvang|förskola|hospital|clinic|infirmary|hospice|centre|center",
+    re.IGNORECASE,
 )
 
 
@@ -393,7 +592,7 @@ def find_typed_organisations(text: str) -> list[Entity]:
     found: list[Entity] = []
     if not _ORG_TYPE_WORD.search(text):
         return found
-    for pattern in (_TYPED_ORG, _COLLEGE):
+    for pattern in (_TYPED_ORG, _COLLEGE, _CHILDCARE, _CLINIC):
         for m in pattern.finditer(text):
             surface = m.group("v").rstrip(" ,.;:!?")
             if len(surface.split()) >= 2:
@@ -419,6 +618,8 @@ _GATED_PATTERNS: tuple[tuple[str, re.Pattern[str], bool], ...] = tuple(
     for kind, pattern in _PATTERNS
 )
 
+#: spaCy labels of public names: titles, products, events, languages.
+_PUBLIC_LABELS = frozenset({"WORK_OF_ART", "PRODUCT", "EVENT", "LANGUAGE"})
 _NER_KINDS = {
     "PERSON": "PERSON",
     "ORG": "ORGANIZATION",
@@ -427,6 +628,8 @@ _NER_KINDS = {
     "FAC": "LOCATION",
 }
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+(?:_\d+)?\]")
+#: A text whose writer capitalises: a sentence starting with a capital letter.
+_CASED = re.compile(r"(?:^|[.!?]\s+)[A-Z]")
 
 
 def resolve_overlaps(entities: Sequence[Entity]) -> list[Entity]:
@@ -439,6 +642,9 @@ def resolve_overlaps(entities: Sequence[Entity]) -> list[Entity]:
     return sorted(taken, key=lambda e: e.start)
 
 
+_CODE_TOWN = re.compile(r"(\d{5})\s+([^\W\d_][\w\u00c0-\u024f-]*[a-z\u00df-\u024f][\w\u00c0-\u024f-]*)")
+
+
 def find_patterns(text: str) -> list[Entity]:
     """Identifiers found by the regular-expression patterns, overlaps resolved, in text order."""
     found = []
@@ -449,12 +655,20 @@ def find_patterns(text: str) -> list[Entity]:
         for m in pattern.finditer(text):
             group = "v" if "v" in pattern.groupindex else 0
             start, end = m.span(group)
+            code = _CODE_TOWN.fullmatch(m.group(group)) if kind == "LOCATION" else None
+            if code:  # "93100 Montreuil": the postcode and the town are two places
+                found.append(Entity(start, start + code.end(1), kind, code.group(1), "pattern"))
+                found.append(Entity(start + code.start(2), end, kind, code.group(2), "pattern"))
+                continue
             found.append(Entity(start, end, kind, m.group(group), "pattern"))
     found += find_phones(text)
     found += find_relation_names(text)
     found += find_places(text)
     found += find_workplaces(text)
     found += find_typed_organisations(text)
+    from .entity_cues import find_context_entities  # it builds on this module's Entity
+
+    found += find_context_entities(text)
     taken = [(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]  # never re-redact a placeholder
     found = [e for e in found if not any(e.start < end and e.end > start for start, end in taken)]
     return resolve_overlaps(found)
@@ -481,20 +695,22 @@ def find_phones(text: str) -> list[Entity]:
         return []
     for region in PHONE_REGIONS:
         for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
-            if sum(c.isdigit() for c in m.raw_string) >= 9:
-                entity = Entity(m.start, m.end, "PHONE", m.raw_string, "phonenumbers")
+            raw = re.split(r"[.;,]\s", m.raw_string)[0]  # "(210) 555-0147. 3 …": the sentence ends
+            if sum(c.isdigit() for c in raw) >= 9:
+                entity = Entity(m.start, m.start + len(raw), "PHONE", raw, "phonenumbers")
                 found.setdefault((m.start, m.end), entity)
     return list(found.values())
 
 
 def _split_place(entity: Entity) -> list[Entity]:
-    """Split "Monzo in Shoreditch" / "Splott, Cardiff" into the entity and the place(s) after it."""
-    pieces = list(re.finditer(r"[^,]+?(?=\s+in\s+|,\s*|$)", entity.text))
+    """Split "Monzo in Shoreditch" / "Splott, Cardiff" / "Chennai (Adyar" / "YYZ→AMM" into the entity
+    and the place(s) after it."""
+    pieces = list(re.finditer(r"[^,()→/]+?(?=\s+in\s+|,\s*|\s*[()]|\s*→\s*|/|$)", entity.text))
     if len(pieces) < 2:
         return [entity]
     out = []
     for i, m in enumerate(pieces):
-        surface = re.sub(r"^\s*(?:,\s*|in\s+)", "", m.group(0)).strip()
+        surface = re.sub(r"^\s*(?:,\s*|in\s+|[()]\s*|→\s*|/)", "", m.group(0)).strip(" ()")
         if len(surface) < 2:
             continue
         start = entity.start + m.start() + m.group(0).find(surface)
@@ -514,17 +730,31 @@ def generalize_date(text: str) -> str:
         return year if len(year) == 4 else "a recent year"
     month = re.search(rf"\b({_MONTHS})\b", text, re.IGNORECASE)
     year = re.search(r"\b(\d{4})\b", text)
+    foreign = re.search(rf"\b({FOREIGN_MONTHS})\b", text, re.IGNORECASE)
+    cjk = re.search(r"(\d{1,2})\s*[月월]", text)
+    if not month and (foreign or cjk):
+        number = _FOREIGN_MONTH_NUMBERS[foreign.group(1).lower()] if foreign else int(cjk.group(1))  # type: ignore[union-attr]
+        if 1 <= number <= 12:
+            full = _MONTH_NAMES[number - 1]
+            return f"{full} {year.group(1)}" if year else full
     if month:
         full = next(name for name in _MONTH_NAMES if name.lower().startswith(month.group(1)[:3].lower()))
         return f"{full} {year.group(1)}" if year else full
     return "a date"
 
 
+#: The rest of a business named after its owner ("Ama's Oven", "Joe's Garage").
+_OWNED_NAME = re.compile(r"['\u2019]s\s+[A-Z][a-z]+\b")
+
+
 class SpacyRecognizer:
     """spaCy named-entity recognizer (PERSON, ORG, GPE/LOC/FAC), loaded lazily and offline.
 
     An entity none of whose tokens the tagger marks as a proper noun is dropped (spaCy's small
-    model tags sentence-initial common words such as "Gift" or "Cook" as names).
+    model tags sentence-initial common words such as "Gift" or "Cook" as names), and so are an
+    all-lowercase entity in a text whose writer capitalises and a "person" that starts with "The".
+    Titles, products, events and languages (WORK_OF_ART, PRODUCT, EVENT, LANGUAGE) come back with
+    kind ``"PUBLIC"``: never redacted, they tell the de-identifier that the name is public.
 
     ``model`` is an installed spaCy pipeline package name. Raises ``RuntimeError`` with the
     install command when spaCy or the model is missing.
@@ -564,15 +794,43 @@ class SpacyRecognizer:
         self._tagged = "tagger" in self._nlp.pipe_names
         results: list[list[Entity]] = []
         for doc in self._nlp.pipe(list(texts), batch_size=self.batch_size):
-            entities = []
+            entities: list[Entity] = []
+            cased = bool(_CASED.search(doc.text))
             for ent in doc.ents:
-                kind = _NER_KINDS.get(ent.label_)
+                kind = _NER_KINDS.get(ent.label_) or ("PUBLIC" if ent.label_ in _PUBLIC_LABELS else None)
                 surface = ent.text.strip(" .,;:'\"()")
                 if kind is None or len(surface) < 2 or _PLACEHOLDER.search(ent.text):
                     continue
+                if kind == "PUBLIC" and any(c.isdigit() for c in surface):
+                    continue  # spaCy calls some ID numbers and addresses products
+                if kind == "PERSON" and re.match(r"(?i:the)\s", surface):
+                    continue  # "The Pitt", "The Bear": a title or venue, not a person
                 if self._tagged and not any(token.tag_ in ("NNP", "NNPS") for token in ent):
                     continue  # a sentence-initial common word ("Gift ideas…", "Cook a meal…")
+                if cased and surface.islower():
+                    continue  # a writer who capitalises wrote a common phrase ("al pastor tacos")
                 start = ent.start_char + ent.text.find(surface)
-                entities += _split_place(Entity(start, start + len(surface), kind, surface, "ner"))
-            results.append(entities)
+                owned = _OWNED_NAME.match(doc.text, start + len(surface))
+                if kind == "ORGANIZATION" and owned:  # "Ama's Oven": the model stops at the owner
+                    surface = doc.text[start : owned.end()]
+                entity = Entity(start, start + len(surface), kind, surface, "ner")
+                previous = entities[-1] if entities else None
+                if (
+                    previous is not None
+                    and kind == "LOCATION"
+                    and re.fullmatch(r"\s+of\s+", doc.text[previous.end : entity.start])
+                    and previous.source == "ner-org"
+                ):  # "the Royal Infirmary of Edinburgh", "University of Leeds": one organisation
+                    entities[-1] = Entity(
+                        previous.start,
+                        entity.end,
+                        "ORGANIZATION",
+                        doc.text[previous.start : entity.end],
+                        "ner",
+                    )
+                    continue
+                if ent.label_ in ("ORG", "FAC") and not re.search(r"\s+of\s*$", surface):
+                    entity = Entity(entity.start, entity.end, kind, surface, "ner-org")
+                entities += _split_place(entity)
+            results.append([Entity(e.start, e.end, e.kind, e.text, "ner") for e in entities])
         return results

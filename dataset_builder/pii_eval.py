@@ -17,14 +17,17 @@ replacement spans:
 * **removal** — an identifier counts as removed only when no *fragment* of it is left: every
   distinctive token of every occurrence (house numbers, postcode halves, day numbers, e-mail user
   names — not street suffixes, titles, month names or ``com``) lies inside a replacement, and its
-  text appears in no published field;
+  text appears in no published field (in its own case for an item with a ``context``: the friend
+  "Will" is not left by the verb "will");
 * **over-redaction** — ``must_keep`` phrase occurrences lost between the raw and the published
   fields (over the must-keep occurrences of all records);
 * **placeholder consistency** — entities whose mentions got two or more placeholders (split) and
   placeholders shared by two or more entities (merged).
 
 The corpora shipped in ``tests/fixtures/dataset/`` were written by this project (not study data);
-``deid_heldout_memories.jsonl`` is held out from detector tuning (see ``docs/deidentification.md``).
+all of them are tuning corpora since 2026-12-01 (the three ``deid_heldout*`` ones were held out until
+their misses had been seen, the third written blind to the code by someone else; see
+``docs/deidentification.md``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from .preferences import PreferenceFormatError, RawPreferenceRecord
 __all__ = [
     "DEFAULT_CORPUS",
     "PlantedCorpus",
+    "bar_cell",
+    "bar_failures",
     "PlantedItem",
     "PiiEvaluation",
     "distinctive_tokens",
@@ -67,6 +72,8 @@ _SHIPPED = (
     "planted_pii_heldout.jsonl",
     "deid_tuning_memories.jsonl",
     "deid_heldout_memories.jsonl",
+    "deid_heldout2_memories.jsonl",
+    "deid_heldout3_memories.jsonl",
 )
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 #: Tokens that identify nobody on their own: street types, direction letters, titles, mail words,
@@ -85,6 +92,11 @@ _GENERIC = frozenset(
 def _fold(text: str) -> str:
     """Lowercase, accents stripped, one character per character (offsets are preserved)."""
     return "".join((unicodedata.normalize("NFKD", c)[:1] or c).lower()[:1] for c in text)
+
+
+def _strip(text: str) -> str:
+    """Accents stripped, case kept, one character per character."""
+    return "".join((unicodedata.normalize("NFKD", c)[:1] or c)[:1] for c in text)
 
 
 def distinctive_tokens(kind: str, text: str) -> list[str]:
@@ -151,6 +163,7 @@ class PiiEvaluation:
             **field_values(self, only=counts),
             "published_fraction": self.published / self.comparisons if self.comparisons else 0.0,
             **field_values(self, exclude=("recognizer", *counts)),
+            "bar_failures": bar_failures(self),
         }
 
 
@@ -192,8 +205,9 @@ def load_planted_corpus(path: str | Path) -> PlantedCorpus:
 def shipped_corpus(path: str | Path) -> str | None:
     """The name of the package's own planted-PII fixture whose bytes ``path`` holds, else ``None``.
 
-    Those corpora were written by the engineer who wrote the detectors (the first one was used
-    while tuning them): recall on them is a regression check, not an estimate on real records.
+    Those corpora were written by this project (the third ``deid_heldout`` one blind to the code,
+    by someone else) and all are tuning corpora now: recall on them is a regression check, not an
+    estimate on real records.
     """
     content = Path(path).read_bytes()
     for name in _SHIPPED:
@@ -266,7 +280,8 @@ def evaluate_planted(
         record = result.record
         raw = dict(texts_of(record))
         published = result.published_fields()
-        published_all = _fold(_PLACEHOLDER.sub(" ", "\n".join(published.values())))
+        published_cased = _strip(_PLACEHOLDER.sub(" ", "\n".join(published.values())))
+        published_all = published_cased.lower()
         spans: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
         for rep in result.replacements:
             spans[rep.field].append((rep.start, rep.end, rep.replacement))
@@ -291,7 +306,10 @@ def evaluate_planted(
                         placeholder_entities[(record.participant_id, replacement)].add(item.entity)
         for item in items:
             planted_n[item.kind] += 1
-            exact = re.search(rf"(?<!\w){re.escape(_fold(item.text))}(?!\w)", published_all)
+            if item.context:  # an ambiguous text ("Will" the friend, "will" the verb): match its case
+                exact = re.search(rf"(?<!\w){re.escape(_strip(item.text))}(?!\w)", published_cased)
+            else:
+                exact = re.search(rf"(?<!\w){re.escape(_fold(item.text))}(?!\w)", published_all)
             if left.get(id(item)) or exact:
                 missed.append({"record_id": record.record_id, "kind": item.kind})
                 leaks += result.action == "publish"
@@ -349,6 +367,56 @@ def evaluate_planted(
     )
 
 
+#: The release bar of issue #16: recall per kind, published share, over-redaction rate.
+BAR_RECALL = 0.95
+BAR_PUBLISHED = 0.80
+BAR_OVER_REDACTION = 0.05
+
+
+def bar_failures(evaluation: PiiEvaluation) -> list[str]:
+    """What keeps ``evaluation`` under the release bar, in words (empty: the bar is met).
+
+    The bar: recall >= 0.95 for every planted kind, no planted identifier in a published row,
+    >= 80% of comparisons published, over-redaction <= 5% of must-keep occurrences (where the corpus
+    lists must-keep phrases) and one placeholder per entity (where it tags entities).
+
+    >>> e = PiiEvaluation({"PERSON": {"planted": 20, "caught": 18, "recall": 0.9}}, [], 2, 10, 9, 1, 0, "x")
+    >>> bar_failures(e)
+    ['PERSON recall 0.90', '2 planted identifiers published']
+    """
+    failures = [
+        f"{kind} recall {row['recall']:.2f}"
+        for kind, row in evaluation.per_kind.items()
+        if row["recall"] < BAR_RECALL
+    ]
+    if evaluation.leaks_in_published:
+        failures.append(f"{evaluation.leaks_in_published} planted identifiers published")
+    if evaluation.comparisons and evaluation.published / evaluation.comparisons < BAR_PUBLISHED:
+        failures.append(f"{evaluation.published / evaluation.comparisons:.0%} published")
+    over = evaluation.over_redaction
+    if over.get("must_keep") and float(over["rate"]) > BAR_OVER_REDACTION:
+        failures.append(f"over-redaction {float(over['rate']):.1%}")
+    consistency = evaluation.consistency
+    if consistency.get("split") or consistency.get("merged_placeholders"):
+        failures.append(f"{consistency['split']} split / {consistency['merged_placeholders']} merged")
+    return failures
+
+
+def bar_cell(evaluation: PiiEvaluation) -> str:
+    """``met`` or ``not met: …`` for the table; says which parts of the bar the corpus cannot test."""
+    failures = bar_failures(evaluation)
+    unmeasured = [
+        name
+        for name, present in (
+            ("over-redaction", evaluation.over_redaction.get("must_keep")),
+            ("consistency", evaluation.consistency.get("entities")),
+        )
+        if not present
+    ]
+    cell = "not met: " + ", ".join(failures) if failures else "met"
+    return cell + (f" ({', '.join(unmeasured)} not measured)" if unmeasured else "")
+
+
 def screening_label(evaluation: PiiEvaluation) -> str:
     """How the records were screened, in words (``spaCy NER + patterns + gazetteer`` or the fallback)."""
     if evaluation.recognizer.startswith("none"):
@@ -365,7 +433,7 @@ def markdown_table(evaluations: Sequence[tuple[str, PiiEvaluation]]) -> str:
     rows (the leak count).
 
     >>> e = PiiEvaluation({"EMAIL": {"planted": 2, "caught": 2, "recall": 1.0}}, [], 0, 3, 2, 1, 0, "none")
-    >>> print(markdown_table([("c.jsonl", e)]))
+    >>> print(markdown_table([("c.jsonl", e)]))  # doctest: +ELLIPSIS
     | entity kind | `c.jsonl`<br>patterns + gazetteer only |
     | --- | ---: |
     | EMAIL | 2/2 |
@@ -374,6 +442,7 @@ def markdown_table(evaluations: Sequence[tuple[str, PiiEvaluation]]) -> str:
     | must-keep occurrences lost (over-redaction) | – |
     | entities split / placeholders merged | – |
     | **planted identifiers left in published rows** | **0** |
+    | bar (recall ≥ 0.95 per kind, 0 left, ≥ 80% published, ≤ 5% lost, one placeholder ...) | not met: ... |
     """
     planted_kinds = {kind for _, evaluation in evaluations for kind in evaluation.per_kind}
     kinds = [k for k in ENTITY_KINDS if k in planted_kinds] + sorted(planted_kinds - set(ENTITY_KINDS))
@@ -402,6 +471,9 @@ def markdown_table(evaluations: Sequence[tuple[str, PiiEvaluation]]) -> str:
             else "–"
         ),
         "**planted identifiers left in published rows**": lambda e: f"**{e.leaks_in_published}**",
+        "bar (recall ≥ 0.95 per kind, 0 left, ≥ 80% published, ≤ 5% lost, one placeholder per entity)": (
+            bar_cell
+        ),
     }
     for label, cell in rows.items():
         lines.append(f"| {label} | " + " | ".join(cell(e) for _, e in evaluations) + " |")

@@ -89,26 +89,24 @@ def load_run(path: str | Path) -> RunInput:
             audit = record.self_audit
             # an uncompacted (interrupted, resumed) run appends retries: the last record per key wins,
             # as in RunDir.read, so a retried response is neither duplicated nor double-counted
-            rows[record.key()] = (
-                {
-                    "run_id": manifest["run_id"],
-                    "model": record.model,
-                    "persona_id": record.persona_id,
-                    "stereotype_type": record.stereotype_type,
-                    "task_id": record.task_id,
-                    "status": record.status,
-                    "response": record.response,
-                    "error": record.error,
-                    "self_audit_status": audit.status,
-                    "self_audit_claims": [
-                        {"claim": c.claim, "category": c.category.value, "reasoning": c.reasoning}
-                        for c in audit.claims
-                    ],
-                    "self_audit_n_claims": audit.n_claims,
-                    "self_audit_oi_rate": audit.oi_rate,
-                    "smoke_test": bool(record.smoke_test or smoke),
-                }
-            )
+            rows[record.key()] = {
+                "run_id": manifest["run_id"],
+                "model": record.model,
+                "persona_id": record.persona_id,
+                "stereotype_type": record.stereotype_type,
+                "task_id": record.task_id,
+                "status": record.status,
+                "response": record.response,
+                "error": record.error,
+                "self_audit_status": audit.status,
+                "self_audit_claims": [
+                    {"claim": c.claim, "category": c.category.value, "reasoning": c.reasoning}
+                    for c in audit.claims
+                ],
+                "self_audit_n_claims": audit.n_claims,
+                "self_audit_oi_rate": audit.oi_rate,
+                "smoke_test": bool(record.smoke_test or smoke),
+            }
     responses = pd.DataFrame(list(rows.values()), columns=list(config_features("responses")))
     return RunInput(
         run_dir, manifest["run_id"], manifest["model"], manifest.get("judge"), smoke, claims, responses
@@ -216,12 +214,16 @@ def _measured_rows(runs: Sequence[RunInput]) -> list[dict[str, object]]:
     rows = []
     for (model, judge), group in claims.groupby(["model", "judge"], sort=True):
         try:
-            summary = oi_summary(group["label"].astype(str).to_numpy(),
-                                 tasks=group["task_id"].astype(str).to_numpy(),
-                                 groups=group["stereotype_type"].astype(str).to_numpy())
+            summary = oi_summary(
+                group["label"].astype(str).to_numpy(),
+                tasks=group["task_id"].astype(str).to_numpy(),
+                groups=group["stereotype_type"].astype(str).to_numpy(),
+            )
         except ValueError as exc:
-            raise BuildError(f"leaderboard: claims of {model} judged by {judge}: column 'label' has values "
-                             f"outside the four labels ({exc})") from None
+            raise BuildError(
+                f"leaderboard: claims of {model} judged by {judge}: column 'label' has values "
+                f"outside the four labels ({exc})"
+            ) from None
         row: dict[str, object] = {
             "model": model,
             "snapshot": model,
@@ -232,8 +234,10 @@ def _measured_rows(runs: Sequence[RunInput]) -> list[dict[str, object]]:
             "smoke_test": bool(group["smoke_test"].any()),
             "claims": len(group),
             "responses": int(group[["persona_id", "task_id"]].drop_duplicates().shape[0]),
-            **{f"{name}_pct": _pct(summary[f"{name}_rate"])
-               for name in ("grounded", "reasonable", "stereotype", "fabricated", "oi")},
+            **{
+                f"{name}_pct": _pct(summary[f"{name}_rate"])
+                for name in ("grounded", "reasonable", "stereotype", "fabricated", "oi")
+            },
             "derived": "",
         }
         for kind in ("stereotypical", "counter_stereotypical", "neutral"):

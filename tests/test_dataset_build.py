@@ -278,7 +278,8 @@ def test_config_docs_cover_every_feature() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    "preferences detectors deidentify pairs card publish pii_eval render_cards".split(),
+    "preferences detectors deidentify resolver public entity_cues pairs card publish pii_eval "
+    "render_cards".split(),
 )
 def test_dataset_builder_doctests(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"dataset_builder.{module}"))
@@ -293,15 +294,23 @@ def test_resumed_run_keeps_last_response_per_key(tmp_path: Path) -> None:
     shutil.copytree(FIX / "fixture_run_a", run)
     lines = (run / "responses.jsonl").read_text(encoding="utf-8").splitlines()
     first = json.loads(lines[0])
-    failed = {**first, "status": "failed", "response": None, "error": "timeout",
-              "self_audit": {**first["self_audit"], "claims": [
-                  {"claim": "stale", "category": "FABRICATED", "reasoning": ""}] * 5}}
+    failed = {
+        **first,
+        "status": "failed",
+        "response": None,
+        "error": "timeout",
+        "self_audit": {
+            **first["self_audit"],
+            "claims": [{"claim": "stale", "category": "FABRICATED", "reasoning": ""}] * 5,
+        },
+    }
     (run / "responses.jsonl").write_text("\n".join([json.dumps(failed), *lines]) + "\n", encoding="utf-8")
     loaded = load_run(run)
     original = load_run(FIX / "fixture_run_a")
     assert len(loaded.responses) == len(original.responses)
-    row = loaded.responses[(loaded.responses.persona_id == first["persona_id"])
-                           & (loaded.responses.task_id == first["task_id"])]
+    row = loaded.responses[
+        (loaded.responses.persona_id == first["persona_id"]) & (loaded.responses.task_id == first["task_id"])
+    ]
     assert row["status"].tolist() == ["ok"]
     measured = leaderboard_config([loaded], include_reported=False).splits["train"]
     expected = leaderboard_config([original], include_reported=False).splits["train"]

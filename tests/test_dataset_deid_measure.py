@@ -19,6 +19,7 @@ from dataset_builder.detectors import ENTITY_KINDS, Entity, SpacyRecognizer, fin
 from dataset_builder.pii_eval import (
     PlantedCorpus,
     PlantedItem,
+    bar_failures,
     distinctive_tokens,
     evaluate_planted,
     load_planted_corpus,
@@ -35,10 +36,14 @@ TUNING = FIX / "deid_tuning_memories.jsonl"
 README_CORPORA = (
     "deid_heldout_memories.jsonl",
     "deid_heldout2_memories.jsonl",
+    "deid_heldout3_memories.jsonl",
     "deid_tuning_memories.jsonl",
     "planted_pii_corpus.jsonl",
     "planted_pii_heldout.jsonl",
 )
+#: The corpora that meet the whole bar; the third former held-out corpus (written blind, demoted to
+#: tuning on 2026-12-01) does not yet: see docs/deidentification.md.
+BAR_CORPORA = tuple(name for name in README_CORPORA if name != "deid_heldout3_memories.jsonl")
 
 
 @pytest.fixture(scope="module")
@@ -263,12 +268,14 @@ def test_readme_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> 
     command = "mirage-bench deidentify " + " ".join(f"tests/fixtures/dataset/{n}" for n in README_CORPORA)
     assert command + " --ner spacy --markdown" in readme
     assert table in readme, "re-run the command in README.md and paste its table"
-    # the tuning corpus and the older fixtures (not the two held-out ones): every kind removed, nothing
-    # published, most comparisons kept
-    for name, evaluation in evaluations[2:]:
-        assert evaluation.leaks_in_published == 0, name
-        assert all(row["recall"] == 1.0 for row in evaluation.per_kind.values()), name
-        assert evaluation.published / evaluation.comparisons >= 0.8, name
+    # the five older repo corpora (all tuning corpora since 2026-12-01) meet the whole bar
+    by_name = dict(evaluations)
+    for name in BAR_CORPORA:
+        assert bar_failures(by_name[name]) == [], name
+        assert by_name[name].leaks_in_published == 0, name
+    # the third, written blind to the code, meets the recall part of the bar for every kind
+    third = by_name["deid_heldout3_memories.jsonl"]
+    assert all(row["recall"] >= 0.95 for row in third.per_kind.values()), third.per_kind
 
 
 def test_cli_reports_over_redaction_consistency_and_participants() -> None:

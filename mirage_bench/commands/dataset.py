@@ -246,7 +246,12 @@ def deidentify_command(
         mirage-bench deidentify tests/fixtures/dataset/planted_pii_corpus.jsonl --ner spacy --ner none
     """
     from mirage_bench.dataset_builder.deidentify import WITHHOLD_POLICIES
-    from mirage_bench.dataset_builder.pii_eval import evaluate_planted, load_planted_corpus, markdown_table
+    from mirage_bench.dataset_builder.pii_eval import (
+        bar_cell,
+        evaluate_planted,
+        load_planted_corpus,
+        markdown_table,
+    )
     from mirage_bench.dataset_builder.preferences import PreferenceFormatError
 
     if as_json and markdown:
@@ -297,6 +302,7 @@ def deidentify_command(
                     + (f" ({reasons})" if reasons else "")
                 )
             typer.echo(f"planted identifiers left in published rows: {evaluation.leaks_in_published}")
+            typer.echo(f"bar: {bar_cell(evaluation)}")
     if any(evaluation.leaks_in_published for _, evaluation in evaluations):
         raise typer.Exit(1)
 

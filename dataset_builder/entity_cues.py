@@ -1,0 +1,551 @@
+"""Context-cued recognizers: names that only the words around them mark as identifiers.
+
+People write memories in lowercase and name their employer, a friend or a local venue once,
+with no capital letter for an NER model to see. These recognizers read the cue instead:
+
+* an employer after a job word or a job change ("backend dev at stripe", "is leaving accenture");
+* a person after a social verb, or before a reporting verb, written with a capital
+  ("suggest Siobhán meets you", "Wish Lan luck", "Priyanka says");
+* a venue after "at the" written with a capital ("climbs at the Depot");
+* a named feature of a place ("runs along the grand canal", "near the Water of Leith");
+* a school or university named by its type in any position ("does trinity college dublin …").
+
+Each returns :class:`~dataset_builder.detectors.Entity` spans with its own ``source`` name so the
+de-identifier can weigh them against the NER model's labels.
+
+>>> [(e.kind, e.text) for e in find_context_entities("im a backend dev at stripe in austin")]
+[('ORGANIZATION', 'stripe'), ('LOCATION', 'austin')]
+>>> [(e.kind, e.text) for e in find_context_entities("i work from home at the moment")]
+[]
+"""
+
+from __future__ import annotations
+
+import re
+
+from .detectors import RELATION_WORDS, Entity, place_names
+from .public import public_mention
+
+__all__ = [
+    "find_context_entities",
+    "find_address_parts",
+    "find_appositive_people",
+    "find_cued_people",
+    "find_features",
+    "find_homes",
+    "find_institutions",
+    "find_job_organisations",
+    "find_listed_people",
+    "find_lowercase_people",
+    "find_nicknames",
+    "find_signed_people",
+    "find_venues",
+]
+
+_I = re.IGNORECASE
+_WORD = r"[A-Za-z\u00c0-\u024f][\w&'\u00c0-\u024f-]*"
+_CAP = r"(?-i:[A-Z\u00c0-\u00de])[\w'\u00c0-\u024f-]*"
+#: Words that are never a name on their own (function words, time words, months and days).
+_NEVER = frozenset(
+    """the a an my your his her their our its this that these those it is was are be been home work
+    night nights weekend weekends least times moment school uni college town early late now soon today
+    tonight tomorrow yesterday next last for on at in to and or but with from of by about after before
+    again too here there then also just still so very really all some any every each one two three
+    i you he she we they me him them us what which who when where why how if whether
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june
+    july august september october november december christmas easter mum mom dad nan gran grandma
+    grandpa everyone everybody someone somebody nobody anyone anybody people office job house city
+    country party gym team class hospital store shop company spring summer autumn fall winter""".split()
+)
+try:  # spaCy's English stop words (326), when spaCy is installed
+    from spacy.lang.en.stop_words import STOP_WORDS as _SPACY_STOP_WORDS
+except ImportError:  # pragma: no cover - spaCy ships with the [local] extra
+    _SPACY_STOP_WORDS = set()
+_NEVER = _NEVER | frozenset(_SPACY_STOP_WORDS)
+_JOB = (
+    r"(?:works?|working|worked|job|jobs|shifts?|nights|lates|interns?|interning|employed|dev|developer|"
+    r"engineer|nurse|teacher|analyst|designer|manager|consultant|cashier|barista|lecturer|researcher|"
+    r"scientist|accountant|lawyer|pharmacist|volunteers?|volunteering|lead|director|officer|assistant|"
+    r"receptionist|technician|administrator|admin|clerk|paramedic|doctor|surgeon|chef|cook|driver|"
+    r"courier|contractor|freelancer|student|placement|internship|promotion|role|position|post)"
+)
+_JOB_AT = re.compile(
+    rf"\b(?:{_JOB}\s+(?:[a-z]+\s+)?at|(?:works?|working|worked|employed|volunteer\w*|freelanc\w*|"
+    rf"contract\w*)\s+(?:[a-z]+\s+)?for)\s+(?:the\s+)?(?P<v>{_WORD}(?:\s+{_WORD}){{0,2}})",
+    _I,
+)
+_JOB_CHANGE = re.compile(
+    r"\b(?:leaving|left|joined|joining|joins|quit|quitting|quits|hired\s+by|laid\s+off\s+from|"
+    r"fired\s+from|offer\s+from|interview(?:s|ed|ing)?\s+(?:at|with)|start(?:s|ed|ing)?\s+at|"
+    rf"transferr(?:ed|ing)\s+to)\s+(?P<v>{_WORD}(?:\s+{_WORD}){{0,2}})",
+    _I,
+)
+_WORKPLACE_IN = re.compile(rf"\s+(?:in|near|outside)\s+(?P<v>{_WORD}(?:\s+{_WORD})?)", _I)
+_ORG_SUFFIX = frozenset(
+    """bank group labs lab hospital school plant store superstore studio agency college university ltd inc
+    co plc partners associates solutions systems consulting""".split()
+)
+
+
+#: Second words of a place written in lowercase ("salford quays", "canary wharf", "crystal palace").
+_PLACE_SUFFIX = frozenset(
+    """quays quay wharf park heights village town hill hills green square bridge cross end gate gardens
+    palace vale valley bay beach point harbour harbor springs falls city""".split()
+)
+
+
+def _first_words(
+    text: str, start: int, span: str, *, need_capital: bool = False, suffixes: frozenset[str] = _ORG_SUFFIX
+) -> Entity | None:
+    """The name at the front of ``span``: words up to the first everyday word (or, for a name in
+    lowercase, just one word plus a trailing organisation suffix)."""
+    words = list(re.finditer(r"\S+", span))
+    kept: list[re.Match[str]] = []
+    for word in words:
+        bare = word.group(0).rstrip(",.;:!?)'\"").lower()
+        if not bare or bare in _NEVER or (bare.endswith("'s") and (kept or need_capital)):
+            break
+        if kept and not word.group(0)[0].isupper() and bare not in suffixes:
+            break  # a lowercase name is one word ("stripe in austin"), or a word and its type
+        kept.append(word)
+        if word.group(0)[-1:] in ",.;:!?)":
+            break
+    if not kept or (need_capital and not kept[0].group(0)[0].isupper()):
+        return None
+    begin, end = start + kept[0].start(), start + kept[-1].end()
+    surface = re.sub(r"[,.;:!?)'\"]+$", "", text[begin:end])
+    if len(surface) < 2:
+        return None
+    return Entity(begin, begin + len(surface), "ORGANIZATION", surface, "")
+
+
+def find_job_organisations(text: str) -> list[Entity]:
+    """An employer after a job word or a job change, in any case ("backend dev at stripe",
+    "is leaving accenture on friday", "a finance lead at DBS"); not "work from home"."""
+    found = []
+    for pattern in (_JOB_AT, _JOB_CHANGE):
+        for m in pattern.finditer(text):
+            if pattern is _JOB_CHANGE and re.search(
+                r"\b(?:my|your|his|her|their|our|the|a|an)\s+$", text[: m.start()], _I
+            ):
+                continue  # "my leaving cert", "a leaving do": an adjective, not a job change
+            entity = _first_words(text, m.start("v"), m.group("v"))
+            if entity is None or public_mention(entity.text, text, entity.start, entity.end):
+                continue
+            if public_mention(text[m.start() : entity.end], text, m.start(), entity.end):
+                continue  # "Leaving Cert": the cue word is part of a public name
+            if entity.text.lower() in place_names() and not entity.text[0].isupper():
+                continue  # "left london": a town, found by the place recognizer
+            found.append(Entity(entity.start, entity.end, "ORGANIZATION", entity.text, "jobcue"))
+            where = _WORKPLACE_IN.match(text, entity.end)
+            if where:  # "a pharmacist at boots in leicester": where the employer is
+                place = _first_words(text, where.start("v"), where.group("v"), suffixes=_PLACE_SUFFIX)
+                if place is not None:
+                    found.append(Entity(place.start, place.end, "LOCATION", place.text, "jobcue"))
+    return found
+
+
+_SOCIAL_VERB = (
+    r"(?:tell|ask|text|call|ring|email|e-mail|message|invite|remind|thank|suggest|wish|meet|congratulate|"
+    r"hug|phone|dm|ping|told|asked|texted|called|invited|reminded|thanked|met)"
+)
+_PERSON_BEFORE_CUE = re.compile(
+    rf"\b{_SOCIAL_VERB}\s+(?P<v>{_CAP}(?:\s+{_CAP})?)",
+    _I,
+)
+_REPORTING_AFTER = re.compile(
+    r"^\s+(?:says|said|wants|wanted|thinks|thought|asked|texted|told|loves|hates|prefers|reckons|"
+    r"is\s+coming|is\s+visiting|is\s+moving|is\s+getting|meets|will\s+be|would\s+love|has\s+been)\b"
+)
+_PERSON_AFTER_CUE = re.compile(rf"(?<![\w'-])(?P<v>{_CAP}(?:\s+{_CAP})?)(?=\s)")
+
+
+def _person(text: str, start: int, end: int) -> Entity | None:
+    surface = text[start:end]
+    words = surface.split()
+    while words and words[-1].lower() in _NEVER:
+        words.pop()
+    while words and words[0].lower() in _NEVER:  # "Since Ji-woo loves…": the name is after "Since"
+        start += len(words[0]) + 1
+        words.pop(0)
+    if not words or surface.isupper():
+        return None
+    surface = " ".join(words)
+    if len(surface) < 2 or public_mention(surface, text, start, start + len(surface)):
+        return None
+    return Entity(start, start + len(surface), "PERSON", surface, "personcue")
+
+
+#: Occasions and kin that follow a person's possessive ("oksana's birthday", "priya's mum").
+_PERSONAL_AFTER_POSSESSIVE = (
+    r"(?:birthday|bday|wedding|engagement|party|graduation|baby\s+shower|hen\s+do|stag\s+do|funeral|"
+    r"retirement|leaving\s+do|mum|mom|dad|parents|husband|wife|partner|boyfriend|girlfriend|kids|son|"
+    r"daughter|sister|brother|family|new\s+job|new\s+flat|new\s+house|flat|house|place|\d{1,3}(?:st|nd|rd|th))"
+)
+_POSSESSIVE_PERSON = re.compile(
+    rf"(?<![\w'-])(?P<v>[a-z\u00c0-\u024f][\w\u00c0-\u024f-]+)['\u2019]s\s+{_PERSONAL_AFTER_POSSESSIVE}\b"
+)
+_ME_AND = re.compile(r"\bme\s+and\s+(?P<v>[a-z\u00c0-\u024f][\w\u00c0-\u024f-]+)\b")
+_DETERMINER_BEFORE = re.compile(r"\b(?:my|the|a|an|his|her|our|their|your|this|that|its)\s+$", _I)
+_NOT_LOWERCASE_PERSON = frozenset(
+    """user dog dogs cat cats baby kid kids child children someone everyone nobody anyone team company
+    boss client neighbour neighbor friend friends family mum mom dad sister brother cousin nan gran
+    partner husband wife son daughter aunt uncle niece nephew colleague coworker flatmate roommate
+    housemate landlord teacher coach doctor work school uni church""".split()
+)
+
+
+_X_AND_I = re.compile(r"(?:^|(?<=[.!?]\s))(?P<v>[a-z\u00c0-\u024f][\w\u00c0-\u024f-]+)\s+and\s+i\b")
+
+
+def find_lowercase_people(text: str) -> list[Entity]:
+    """A lowercase name before a personal possessive, after "me and" or before "and i" at a
+    sentence start ("for oksana's birthday", "me and bongani are driving", "arj and i are 12 years
+    married"); not "my dog's birthday", "the user's flat" or a relation word. An everyday-word name
+    ("will") counts here, where the verb cannot stand ("will's 30th", "will and i")."""
+    from .resolver import _COMMON_WORD_NAMES  # the resolver builds on this module's recognizers
+
+    found = []
+    for pattern in (_POSSESSIVE_PERSON, _ME_AND, _X_AND_I):
+        for m in pattern.finditer(text):
+            word = m.group("v")
+            if word not in _COMMON_WORD_NAMES and (word in _NEVER or len(word) < 3):
+                continue
+            if word in _NOT_LOWERCASE_PERSON:
+                continue
+            if _DETERMINER_BEFORE.search(text[: m.start("v")]):
+                continue
+            if public_mention(word, text, m.start("v"), m.end("v")):
+                continue
+            found.append(Entity(m.start("v"), m.end("v"), "PERSON", word, "personcue"))
+    return found
+
+
+def find_cued_people(text: str) -> list[Entity]:
+    """A capitalised name after a social verb ("suggest Siobhán meets you", "Wish Lan luck") or
+    before a reporting verb ("Priyanka says"); not a pronoun, a relation word, a month or a
+    public name."""
+    found = []
+    for m in _PERSON_BEFORE_CUE.finditer(text):
+        if m.group(0)[0].isupper() and text[: m.start()].rstrip()[-1:] not in ("", ".", "!", "?", "\n", ":"):
+            continue  # "Anthropic Message Batches": a capitalised verb inside a name is no verb
+        entity = _person(text, m.start("v"), m.end("v"))
+        if entity is not None:
+            found.append(entity)
+    for m in _PERSON_AFTER_CUE.finditer(text):
+        if not _REPORTING_AFTER.match(text[m.end("v") :]):
+            continue
+        entity = _person(text, m.start("v"), m.end("v"))
+        if entity is not None:
+            found.append(entity)
+    return found
+
+
+_VENUE = re.compile(rf"\b(?:at|to|from|outside|near|opposite)\s+the\s+(?P<v>{_CAP}(?:\s+{_CAP}){{0,2}})", _I)
+
+
+def find_venues(text: str) -> list[Entity]:
+    """A venue written with a capital after "at the" ("climbs at the Depot"); not a public name,
+    a holiday or a month."""
+    found = []
+    for m in _VENUE.finditer(text):
+        words = m.group("v").split()
+        while words and words[-1].lower().rstrip(",.;:!?") in _NEVER:
+            words.pop()
+        surface = " ".join(words).rstrip(",.;:!?")
+        start = m.start("v")
+        if not surface or surface.lower() in _NEVER or surface.isupper() or len(surface) < 3:
+            continue
+        if public_mention(surface, text, start, start + len(surface)):
+            continue
+        found.append(Entity(start, start + len(surface), "ORGANIZATION", surface, "venue"))
+    return found
+
+
+_FEATURE_TYPES = (
+    r"canal|river|lake|loch|lough|park|beach|bay|harbour|harbor|hill|hills|mountain|forest|woods|trail|"
+    r"quay|pier|common|heath|marina|reservoir|falls|estuary|creek|valley|glen|moor|downs|promenade|prom"
+)
+_GENERIC_FEATURE_WORD = frozenset(
+    """local big old new little nearest nearby main same other public dog botanic botanical city town
+    village national state country small busy quiet usual whole long short local farmers flea food fish
+    fruit skate water theme car trailer caravan coastal seaside tidal frozen river lake sea""".split()
+)
+_FEATURE = re.compile(
+    r"\b(?:along|on|at|by|near|to|around|across|beside|up|down|round|over|past)\s+the\s+"
+    rf"(?P<v>(?:{_WORD}\s+){{1,2}}(?:{_FEATURE_TYPES}))\b",
+    _I,
+)
+
+
+def find_features(text: str) -> list[Entity]:
+    """A named feature of a place, in any case ("along the grand canal"); not "the local park"."""
+    found = []
+    for m in _FEATURE.finditer(text):
+        words = m.group("v").split()
+        if any(w.lower() in _GENERIC_FEATURE_WORD or w.lower() in _NEVER for w in words[:-1]):
+            continue
+        found.append(Entity(m.start("v"), m.end("v"), "LOCATION", m.group("v"), "feature"))
+    return found
+
+
+_INSTITUTION_LEAD = (
+    r"(?!(?i:the|a|an|my|your|our|his|her|their|this|that|local|community|sixth|art|state|junior|"
+    r"nearest|nearby|good|best|same|other|old|new|does|did|do|will|can|would|should|could|if|whether|about|"
+    r"like|what|which|how|when|where|why|who|i|you|he|she|we|they|it|go|going|went|attend|attends|apply|"
+    r"applying|applied|get|got|study|studying|studies|into|accept|accepts|to|at|from|in|of|and|or|for|is|"
+    r"was|are|first|second|final|last|next|year|years|medical|nursing|business|law)\b)"
+    r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+)
+_INSTITUTION = re.compile(
+    rf"\b(?P<v>(?:(?:{_INSTITUTION_LEAD}\s+){{1,2}}(?:college|university)|(?:university|college)(?=\s+of\s))"
+    rf"(?:\s+(?P<tail>of\s+{_WORD}|{_WORD}))?)",
+    _I,
+)
+
+
+def find_institutions(text: str) -> list[Entity]:
+    """A college or university named by its type anywhere in a sentence ("does trinity college dublin
+    accept…"): one or two name words before the type, and a place or "of X" after it."""
+    found = []
+    for m in _INSTITUTION.finditer(text):
+        end = m.end("v")
+        tail = m.group("tail")
+        if tail and not tail.lower().startswith("of ") and tail.lower() not in place_names():
+            end = m.start("tail") - 1
+        surface = text[m.start("v") : end].rstrip(" ,.;:!?")
+        if public_mention(surface, text, m.start("v"), m.start("v") + len(surface)):
+            continue
+        found.append(Entity(m.start("v"), m.start("v") + len(surface), "ORGANIZATION", surface, "orgtype"))
+    return found
+
+
+_HOME = re.compile(
+    r"\b(?:lives?|living|lived|moved|moving|relocat(?:ed|ing)|based|grew\s+up|raised|settled|born)\s+"
+    rf"(?:back\s+)?(?:in|to)\s+(?P<v>{_WORD}(?:\s+{_WORD})?)",
+    _I,
+)
+#: Words after "lives in" that name a kind of home, not a place ("lives in a flat", "halls").
+_NOT_HOME = frozenset(
+    """flat flats house houses apartment apartments city town village country countryside area suburb
+    suburbs neighbourhood neighborhood halls hall dorm dorms student shared quiet same new big small rural
+    london-ish fear hope sin denial""".split()
+)
+
+
+def find_homes(text: str) -> list[Entity]:
+    """A place after a residence verb, in any case, even one no gazetteer knows ("lives in peckham",
+    "moved to Tromsø"): the first word, and a second one written with a capital."""
+    found = []
+    for m in _HOME.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        first = words[0].group(0).rstrip(",.;:!?)'\"")
+        if first.lower() in _NEVER or first.lower() in _NOT_HOME or len(first) < 3 or first.isdigit():
+            continue
+        end = m.start("v") + words[0].start() + len(first)
+        if len(words) > 1 and words[0].group(0) == first:
+            second = words[1].group(0).rstrip(",.;:!?)'\"")
+            pair = f"{first} {second}"
+            if (second[:1].isupper() and first[:1].isupper() and second.lower() not in _NEVER) or (
+                pair.lower() in place_names()
+            ):
+                end = m.start("v") + words[1].start() + len(second)
+        start = m.start("v")
+        surface = text[start:end]
+        if public_mention(surface, text, start, end):
+            continue
+        found.append(Entity(start, end, "LOCATION", surface, "home"))
+    return found
+
+
+_APPOSITIVE = re.compile(
+    rf"(?<![\w'-])(?P<v>{_CAP}(?:\s+{_CAP})?),\s+(?:my|our|his|her|their|the\s+user's|user's)\s+"
+    r"(?:best\s+|old\s+|new\s+|close\s+)?(?:friend|neighbou?r|colleague|coworker|co-worker|boss|manager|"
+    r"sister|brother|cousin|mum|mom|dad|partner|husband|wife|flatmate|roommate|housemate|landlord|landlady|"
+    r"aunt|uncle|niece|nephew|daughter|son|teacher|tutor|coach|doctor|dentist|therapist|mentor|client)\b",
+    _I,
+)
+
+
+def find_appositive_people(text: str) -> list[Entity]:
+    """A capitalised name followed by ", my neighbour" / ", her sister" ("Grace, my neighbour, …")."""
+    found = []
+    for m in _APPOSITIVE.finditer(text):
+        words = m.group("v").split()
+        while words and words[0].lower() in _NEVER:
+            words.pop(0)
+        if not words:
+            continue
+        surface = " ".join(words)
+        start = m.end("v") - len(surface)
+        found.append(Entity(start, m.end("v"), "PERSON", surface, "relation"))
+    return found
+
+
+_NAME = r"(?-i:[A-Z\u00c0-\u00de\u0100-\u024f])[\w'\u00c0-\u024f-]*"
+_SIGN_OFF = re.compile(
+    r"(?:^|\n)[ \t]*(?:thanks|thank\s+you|many\s+thanks|regards|kind\s+regards|best\s+regards|"
+    r"warm\s+regards|best(?:\s+wishes)?|cheers|love|sincerely|yours\s+sincerely|yours|warmly|"
+    r"all\s+the\s+best|take\s+care|talk\s+soon|xo|xx|merci|danke|gracias|obrigad[oa]|"
+    r"saludos|cordialement|liebe\s+grüße|viele\s+grüße|grüße)[ \t]*[,!.]?[ \t]*\n+[ \t]*"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME}){{0,2}})[ \t]*(?=$|\n|[,(])",
+    _I,
+)
+_SELF_INTRO = re.compile(
+    rf"\b(?:i'm|i\s+am|my\s+name\s+is|this\s+is)\s+(?P<v>{_NAME}(?:\s+{_NAME})?)(?=[,.!]|\s+from\b)", _I
+)
+
+
+def find_signed_people(text: str) -> list[Entity]:
+    """The name under a closing ("Thanks,\nŁukasz") and a self-introduction ("I'm Camille, a nurse")."""
+    found = []
+    for pattern in (_SIGN_OFF, _SELF_INTRO):
+        for m in pattern.finditer(text):
+            words = m.group("v").split()
+            if words[0].lower() in _NEVER:
+                continue
+            found.append(Entity(m.start("v"), m.end("v"), "PERSON", m.group("v"), "personcue"))
+    return found
+
+
+_QUOTED_NICKNAME = re.compile(
+    rf"(?P<first>{_NAME})\s+['\u2018\u2019\"\u201c](?P<nick>[^'\u2019\"\u201d\n]{{2,25}})['\u2019\"\u201d]\s+"
+    rf"(?P<last>{_NAME}(?:\s+{_NAME})?)"
+)
+_CALLS_NICKNAME = re.compile(
+    rf"\bcalls?\s+(?P<first>{_NAME})\s+['\u2018\u2019\"\u201c](?P<nick>[^'\u2019\"\u201d\n]{{2,25}})['\u2019\"\u201d]"
+)
+_PERSON_WORD = r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+_PAREN_NICKNAME = re.compile(
+    rf"\b(?:{RELATION_WORDS}|with)\s+(?P<a>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\s+"
+    rf"\((?P<b>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\)",
+    _I,
+)
+
+
+_LISTED_KIN = re.compile(
+    r"\b(?:kids|children|sons|daughters|grandkids|grandchildren|siblings|nieces|nephews|twins|boys|girls)"
+    rf"(?:\s+are)?\s*[:\-\u2013]?\s+(?P<v>{_NAME}\s*\(?\d{{1,2}}\)?(?:\s*(?:,|and|&)\s*{_NAME}\s*\(?\d{{1,2}}\)?)+)",
+    _I,
+)
+
+
+def find_listed_people(text: str) -> list[Entity]:
+    """Names listed with their ages after a plural relation word ("kids: Omar 10, Noor 6")."""
+    found = []
+    for m in _LISTED_KIN.finditer(text):
+        for name in re.finditer(_NAME, m.group("v")):
+            if name.group(0).lower() in _NEVER:
+                continue
+            start = m.start("v") + name.start()
+            found.append(Entity(start, start + len(name.group(0)), "PERSON", name.group(0), "relation"))
+    return found
+
+
+def find_nicknames(text: str) -> list[tuple[str, str]]:
+    """``(nickname, name)`` pairs the text ties together: "Jakub 'Kuba' Nowak", "Tobi calls Ngozi
+    'Aunty Ngo'", "my daughter Anika (ani)", "with Tuan Anh Nguyen (Tony)".
+
+    >>> find_nicknames("user's friend Jakub 'Kuba' Nowak drives; my daughter Anika (ani) is 8")
+    [('Kuba', 'Jakub Nowak'), ('ani', 'Anika')]
+    >>> find_nicknames("my mum lives in Campinas (Cambuí)"), find_nicknames("the 'best' Pizza place")
+    ([], [])
+    """
+    pairs = []
+    for m in _QUOTED_NICKNAME.finditer(text):
+        if m.group("first").lower() in _NEVER or not m.group("nick")[0].isupper():
+            continue
+        pairs.append((m.group("nick"), f"{m.group('first')} {m.group('last')}"))
+    for m in _CJK_BESIDE.finditer(text):
+        pairs.append((m.group("b"), m.group("a")))
+    for m in _CALLS_NICKNAME.finditer(text):
+        pairs.append((m.group("nick"), m.group("first")))
+    for m in _PAREN_NICKNAME.finditer(text):
+        a, b = m.group("a"), m.group("b")
+        if any(w.lower() in _NEVER for w in (*a.split(), *b.split())):
+            continue
+        if _RELATION_START.match(text[m.start() :]) and not _POSSESSIVE_RELATION.search(text[: m.start()]):
+            continue
+        pairs.append((b, a) if len(b.split()) <= len(a.split()) else (a, b))
+    return pairs
+
+
+_CJK_RUN = (
+    r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{1,4}(?:\s?[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{1,4})?"
+)
+_CJK_BESIDE = re.compile(rf"(?P<a>{_NAME}(?:\s+{_NAME}){{0,2}})\s+\((?P<b>{_CJK_RUN})\)")
+_RELATION_START = re.compile(rf"(?:{RELATION_WORDS})\b", _I)
+_POSSESSIVE_RELATION = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+$", _I)
+
+
+_CAPWORD = r"(?-i:[A-Z\u00c0-\u00de\u0100-\u024f])[\w'\u00c0-\u024f-]*"
+#: A part of a place in brackets after it ("lives in Enugu (Independence Layout)").
+_SUBPLACE_BRACKET = re.compile(
+    rf"\b(?:in|at|from|near)\s+(?:the\s+)?{_CAPWORD}(?:\s+{_CAPWORD})?\s*\((?P<v>{_CAPWORD}(?:\s+{_CAPWORD}){{0,2}})\)"
+)
+#: A named part of a town ("Recouvrance neighbourhood", "the Kalamaja district").
+_SUBPLACE_NOUN = re.compile(
+    rf"(?P<v>{_CAPWORD}(?:\s+{_CAPWORD})?)\s+(?:neighbourhood|neighborhood|district|suburb|quarter|"
+    r"barrio|bairro|quartier|borough|estate|township|ward)\b"
+)
+#: East Asian administrative suffixes ("Setagaya-ku", "Gangnam-gu", "Yeoksam-dong").
+_WARD = re.compile(
+    r"\b(?P<v>(?-i:[A-Z])[a-z]+-(?:ku|shi|cho|machi|mura|gun|ken|dong|gu|si|eup|myeon|ri|ro|gil))\b"
+)
+#: A flat or unit number of an address ("Apt 12,", "apto 72 —", ": Flat 3B,").
+_UNIT = re.compile(
+    r"(?:(?<=[,:\u2014-])\s*|^|\bcomplemento\s+)(?P<v>(?:apt|apto|apartment|appt|flat|unit|suite|depto|dpto|"
+    r"piso|wohnung|bloco|blk)\.?\s*#?\d{1,4}[A-Za-z]?)\b(?=\s*(?:[,\u2014\u2013-]|$))",
+    _I,
+)
+#: A postcode after a town at an address's end ("Aro Valley, Wellington 6021 with …").
+_TOWN_POSTCODE = re.compile(
+    rf",\s*(?!(?i:january|february|march|april|may|june|july|august|september|october|november|"
+    rf"december|christmas|easter|spring|summer|autumn|fall|winter)\b){_CAPWORD}(?:\s+{_CAPWORD})?\s+"
+    r"(?P<v>(?!(?:19|20)\d\d\b)\d{4,5})\b(?![-/.]?\d)"
+)
+#: A Paris, Lyon or Marseille arrondissement ("in the 11e").
+_ARRONDISSEMENT = re.compile(r"\bin\s+the\s+(?P<v>\d{1,2}(?:e|er|ème|eme))(?:\s+arrondissement)?\b", _I)
+#: A name in CJK or Hangul script in brackets after a romanised name ("Tanaka Yui (田中 結衣)").
+_CJK_NAME = re.compile(
+    r"(?<=[A-Za-z]\s\()(?P<v>[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{1,4}(?:\s?[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]{1,4})?)\)"
+)
+
+
+def find_address_parts(text: str) -> list[Entity]:
+    """Parts of an address no gazetteer knows: a part of a place in brackets or before a
+    neighbourhood noun, an East Asian ward, a flat number, a postcode after a town, an
+    arrondissement; and a name in CJK script beside its romanisation."""
+    found = []
+    for pattern, kind in (
+        (_SUBPLACE_BRACKET, "LOCATION"),
+        (_SUBPLACE_NOUN, "LOCATION"),
+        (_WARD, "LOCATION"),
+        (_UNIT, "LOCATION"),
+        (_TOWN_POSTCODE, "LOCATION"),
+        (_ARRONDISSEMENT, "LOCATION"),
+        (_CJK_NAME, "PERSON"),
+    ):
+        for m in pattern.finditer(text):
+            words = m.group("v").split()
+            if words[0].lower() in _NEVER:
+                continue
+            found.append(Entity(m.start("v"), m.end("v"), kind, m.group("v"), "home"))
+    return found
+
+
+def find_context_entities(text: str) -> list[Entity]:
+    """Every context-cued recognizer of this module over ``text`` (overlaps left to the caller)."""
+    return [
+        *find_job_organisations(text),
+        *find_cued_people(text),
+        *find_venues(text),
+        *find_features(text),
+        *find_institutions(text),
+        *find_homes(text),
+        *find_appositive_people(text),
+        *find_lowercase_people(text),
+        *find_signed_people(text),
+        *find_address_parts(text),
+        *find_listed_people(text),
+    ]

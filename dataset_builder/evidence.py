@@ -1,0 +1,97 @@
+"""How much a named-entity model's span alone says: the weak-evidence tests of the de-identifier.
+
+A span that only the NER model found (no context cue, no pattern, no profile or gazetteer entry)
+is weak evidence that a text names a private person, organisation or place. Two kinds of such
+spans are dropped by :func:`dataset_builder.deidentify.deidentify_records`:
+
+* **not grounded in the participant's own words** — a span in a model-written response none of
+  whose words (nor an inflected form of one: "Krakowie" for "Kraków") the participant's query,
+  memories, profile or notes contain. A response can only repeat the private details it was
+  given; the names it adds ("the Peak District", "Turkish Airlines", "Photobox") are public
+  knowledge, and a name it does repeat is found where the participant wrote it;
+* **acronyms and codes** — an all-capitals word or a letters-and-digits code that NER calls an
+  organisation or a person ("UTR", "NZTA", "SA106", "IR3", "A2"): agencies, forms, schemes and
+  model numbers. An employer's acronym is found by its cue ("works at the H-E-B"); an airport
+  code NER calls a place ("YYZ→AMM") is kept as a place.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from .detectors import _stop_words
+
+__all__ = ["acronym_or_code", "grounded", "own_words", "sentence_bounds"]
+
+_WORD = re.compile(r"[^\W\d_]+")
+#: An all-capitals word or code: "UTR", "H-E-B", "SA106", "IR3", "A2", "U11", "US-87".
+_ACRONYM = re.compile(r"(?:[A-Z]{2,6}|[A-Z](?:-[A-Z]){1,4}|[A-Z]{1,4}-?\d{1,4}[A-Z]?)")
+#: The shortest stem an inflected form may share with a word the participant wrote.
+_MIN_STEM = 4
+#: The longest ending an inflected form may add ("Krakow" → "Krakowie", "Kuba" → "Kubie").
+_MAX_ENDING = 3
+
+
+def _fold(text: str) -> str:
+    return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
+
+
+def own_words(texts: Iterable[str]) -> frozenset[str]:
+    """The folded words of the texts a participant wrote or that describe them (query, memories,
+    profile, notes), e-mail addresses and handles split into their words.
+
+    >>> sorted(own_words(["my daughter Anika", "mail priya.raghu84@gmail.com"]))
+    ['anika', 'com', 'daughter', 'gmail', 'mail', 'my', 'priya', 'raghu']
+    """
+    words: set[str] = set()
+    for text in texts:
+        words.update(_WORD.findall(_fold(text)))
+    return frozenset(words)
+
+
+def _word_known(word: str, words: frozenset[str]) -> bool:
+    if word in words:
+        return True
+    if len(word) < _MIN_STEM:
+        return False
+    for n in range(max(_MIN_STEM, len(word) - _MAX_ENDING), len(word)):
+        if word[:n] in words:
+            return True
+    return any(w.startswith(word) and len(w) - len(word) <= _MAX_ENDING for w in words if len(w) > len(word))
+
+
+def grounded(surface: str, words: frozenset[str]) -> bool:
+    """True when a word of ``surface`` (not a stop word), or an inflected form of it, is one of
+    ``words``.
+
+    >>> words = own_words(["we land in kraków on the 23rd", "friend Inès Benali"])
+    >>> grounded("Krakowie", words), grounded("Ines", words), grounded("the Peak District", words)
+    (True, True, False)
+    """
+    stop = _stop_words()
+    tokens = [t for t in _WORD.findall(_fold(surface)) if t not in stop and len(t) >= 2]
+    return any(_word_known(t, words) for t in tokens)
+
+
+def acronym_or_code(surface: str) -> bool:
+    """True for an all-capitals word or a letters-and-digits code, never for a name with lowercase
+    letters.
+
+    >>> [acronym_or_code(s) for s in ("NZTA", "SA106", "IR3", "H-E-B", "Kiwibank", "Deloitte UK", "I")]
+    [True, True, True, True, False, False, False]
+    """
+    return bool(_ACRONYM.fullmatch(surface.strip()))
+
+
+def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """The ``[start, end)`` offsets of the sentence around a span.
+
+    >>> text = "Hi. Osaka is great; try Kuromon Market. Or Kyoto."
+    >>> text[slice(*sentence_bounds(text, 24, 38))]
+    ' Osaka is great; try Kuromon Market.'
+    """
+    left = max(text.rfind(c, 0, start) for c in ".!?\n")
+    ends = [i for i in (text.find(c, end) for c in ".!?\n") if i >= 0]
+    return left + 1, (min(ends) + 1 if ends else len(text))

@@ -1,0 +1,293 @@
+"""Named-entity spans that name something public, not a participant's own context.
+
+A recognizer labels "Boxing Day", "Discord", "The Office", "Hades" or "Ruby" as a person,
+organisation or place; naming one identifies nobody. This module decides, per mention, from the
+words around it and from lexicons that ship with installed packages (country names from
+libphonenumber's locale data, programming-language names from Pygments' lexers):
+
+* holidays ("Boxing Day", "St Patrick's Day", also when the span stops before "Day");
+* widely used platforms, services, institutions and makes (:data:`PUBLIC_ENTITIES`, :data:`BRANDS`),
+  unless named as an employer ("works at Slack");
+* a title after a media verb ("plays Stardew Valley", "watches the great british bake off") or
+  described by a media noun ("Hades is an action game", "Abbott Elementary is a mockumentary");
+* a programming language in a programming context ("write Ruby and Go");
+* a product with a model number or after "drives a" ("Mazda 3", "drives a Corolla").
+
+Countries are handled by the de-identifier (:func:`country_names`): a country is not a direct
+identifier (HIPAA Safe Harbor removes only places smaller than a state) unless it is a city-state,
+a residence or workplace, or a name a participant's person or organisation shares.
+
+>>> text = "She plays Stardew Valley and watches The Office."
+>>> public_mention("Stardew Valley", text, 10, 24), public_mention("The Office", text, 37, 47)
+(True, True)
+>>> public_mention("Priya", "Ask Priya about it.", 4, 9)
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+__all__ = [
+    "BRANDS",
+    "PUBLIC_ENTITIES",
+    "country_names",
+    "media_titles",
+    "programming_languages",
+    "public_mention",
+    "residence_before",
+]
+
+#: Widely used public platforms, services, institutions and teams: naming one identifies nobody.
+#: (A participant's employer named in a work context is still redacted: see :func:`public_mention`.)
+PUBLIC_ENTITIES = frozenset(
+    """discord slack teams zoom whatsapp instagram facebook tiktok twitter reddit youtube netflix spotify
+    github gitlab linkedin google gmail outlook icloud apple iphone ipad android windows excel word
+    powerpoint chatgpt amazon uber ebay paypal venmo wikipedia nhs nmc gp ni pps irs dmv medicare tv bbc
+    itv hbo disney marvel hmrc dvla cra ird ato centrelink revenue cao gcse gcses a-levels sats hsc ncea
+    leaving cert garmin fitbit kindle airpods playstation xbox python javascript typescript java kotlin
+    swift notion aadhaar pan ssn sin tfn nino ppsn abn esta eta evisa""".split()
+) | frozenset({"leaving cert", "apple watch", "apple pencil", "nintendo switch", "nmc online"})
+#: Makes and brands whose products people name ("Honda Civic", "Apple Watch", "Mazda 3").
+BRANDS = frozenset(
+    """apple google samsung sony microsoft nintendo honda toyota mazda ford tesla bmw audi volkswagen vw
+    nissan hyundai kia subaru volvo garmin fitbit""".split()
+)
+_HOLIDAY = re.compile(
+    r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
+    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?)$",
+    re.IGNORECASE,
+)
+#: "St Patrick's" followed by " Day": the span stopped short of the holiday.
+_HOLIDAY_TAIL = re.compile(r"^(?:'s)?\s+(?:day|eve)\b", re.IGNORECASE)
+#: Words that make the next name an employer (a work verb, optionally with "at"/"for"/"the").
+_WORK_BEFORE = re.compile(
+    r"\b(?:work|works|working|worked|job|employed|employer|intern|interning|shifts?|nights|lates|"
+    r"joined|joining|leaving|left|quit|dev|developer|engineer|nurse|manager|analyst|designer|role|position|"
+    r"post|promotion|internship|placement)\s+"
+    r"(?:at\s+|for\s+|with\s+)?(?:the\s+)?$",
+    re.IGNORECASE,
+)
+_PUBLIC_AFTER = re.compile(
+    r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
+    r"finale|series|soundtrack|tickets)\b",
+    re.IGNORECASE,
+)
+_DETERMINER_BEFORE = re.compile(r"\b(?:the|a|an|my|our|his|her|their|your)\s+$", re.IGNORECASE)
+#: Verbs whose object is a title (a show, game, book, film or album).
+_MEDIA_VERB = (
+    r"(?:watch|watches|watching|watched|rewatch|rewatching|binge|binges|binging|bingeing|read|reads|"
+    r"reading|stream|streams|streaming|play|plays|playing|played|listen\s+to|listens\s+to|listening\s+to)"
+)
+_WORK_OF_ART_BEFORE = re.compile(
+    rf"\b{_MEDIA_VERB}\s+(?:the\s+)?(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){{0,3}}\s+(?:or|and)\s+(?:the\s+)?)?$",
+    re.IGNORECASE,
+)
+#: Nouns that say a name is a title or product ("Hades is an action game", "a sitcom like The Office").
+_MEDIA_NOUN = (
+    r"(?:show|series|sitcom|comedy|comedies|drama|soap|mockumentary|documentary|thriller|anime|cartoon|"
+    r"film|movie|novel|book|podcast|album|song|band|game|musical|franchise|app|tool|language|framework|"
+    r"satire|horror|romcom|sci-fi|fantasy|western|spin-off|reboot|sequel|prequel)"
+)
+_DESCRIBED_AS_MEDIA = re.compile(
+    rf"^(?:'s)?\s+(?:is|was|are|were)\s+(?:(?:a|an|the)\s+)?(?:[\w'-]+\s+){{0,3}}{_MEDIA_NOUN}"
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:like|about|with|where|that|set|from|for|and|but|so)\b)",
+    re.IGNORECASE,
+)
+#: A title after a liking verb, written with "The" ("loves The Bear", "a fan of The Office").
+_LIKED_TITLE_BEFORE = re.compile(
+    r"\b(?:love|loves|loved|like|likes|liked|enjoy|enjoys|enjoyed|fan\s+of|obsessed\s+with|into)\s+$",
+    re.IGNORECASE,
+)
+#: A single-word event after a time preposition ("before Matariki", "during Ramadan").
+_TIME_BEFORE = re.compile(r"\b(?:during|over|until|till|before|after)\s+$", re.IGNORECASE)
+_EVENT_AFTER = re.compile(
+    r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:break|holidays?|weekend|celebrations?|festivities|festival|eve)\b)",
+    re.IGNORECASE,
+)
+_MEDIA_LIKE_BEFORE = re.compile(rf"\b{_MEDIA_NOUN}s?\s+(?:like|such\s+as)\s+(?:the\s+)?$", re.IGNORECASE)
+#: Words around a programming language ("write Ruby and Go", "learning Rust", "a Python script").
+_CODE_CONTEXT = re.compile(
+    r"\b(?:write|writes|writing|wrote|code|codes|coding|program|programming|learn|learning|language|"
+    r"languages|developer|dev|backend|frontend|script|scripts|framework|compiler|systems)\b",
+    re.IGNORECASE,
+)
+#: A make and a model number ("Mazda 3", "iPhone 15") or a vehicle after "drive(s) a".
+_MODEL_NUMBER_AFTER = re.compile(r"^\s+\d{1,4}\b(?!\s*(?:am|pm|%|st|nd|rd|th)\b)", re.IGNORECASE)
+_DRIVES_BEFORE = re.compile(
+    r"\b(?:drive|drives|driving|drove|bought|buy|buying|lease|leasing)\s+(?:a|an|the|my|our)\s+"
+    r"(?:(?:19|20)\d\d\s+)?(?:(?:old|new|used|red|blue|black|white|silver|grey|gray)\s+)?$",
+    re.IGNORECASE,
+)
+_RESIDENCE_BEFORE = re.compile(
+    r"\b(?:live|lives|living|lived|moved|moving|move|relocat\w*|based|born|raised|grew\s+up|settled|"
+    r"from|resident|citizen|stationed|posted|works?|working|worked|office|headquarters|hq|home|family|"
+    r"parents|grandparents|relatives|folks|mum|mom|dad|nan|gran)\s+"
+    r"(?:back\s+)?(?:in|to|at|out\s+of)?\s*(?:the\s+)?$",
+    re.IGNORECASE,
+)
+#: Countries that are one city: naming one names the city.
+_CITY_STATES = frozenset({"singapore", "monaco", "hong kong", "macau", "macao", "gibraltar", "vatican city"})
+_STOP = frozenset(
+    """every each on at in with and or but for to of from so because when while after before since
+    this that these those it its is was are were be been with next tonight tomorrow today
+    yesterday again together instead now then also too week weekend night nights""".split()
+)
+
+
+@functools.lru_cache(maxsize=1)
+def country_names() -> frozenset[str]:
+    """Lowercased English country and territory names of libphonenumber's locale data, or empty.
+
+    City-states ("Singapore") are left out: naming one names a city.
+    """
+    try:
+        from phonenumbers import geocoder
+        from phonenumbers.geodata.locale import LOCALE_DATA
+    except ImportError:
+        return frozenset()
+    names = {geocoder._region_display_name(region, "en").lower() for region in LOCALE_DATA}
+    return frozenset(name for name in names if name and name not in _CITY_STATES)
+
+
+@functools.lru_cache(maxsize=1)
+def programming_languages() -> frozenset[str]:
+    """Lowercased names of the programming languages Pygments has lexers for, or empty.
+
+    Only names of 2+ characters that are letters (with ``+``/``#``): "ruby", "rust", "go", "c++".
+    """
+    try:
+        from pygments.lexers import get_all_lexers
+    except ImportError:
+        return frozenset()
+    names = set()
+    for name, aliases, _, _ in get_all_lexers():
+        for candidate in (name, *aliases):
+            candidate = candidate.lower()
+            if len(candidate) >= 2 and re.fullmatch(r"[a-z][a-z+#]*", candidate):
+                names.add(candidate)
+    return frozenset(names)
+
+
+def residence_before(text: str, start: int) -> bool:
+    """True when the words before ``start`` make the place a residence or workplace ("lives in")."""
+    before = text[:start]
+    return bool(_RESIDENCE_BEFORE.search(before) or re.search(r"\b[A-Z][\w&'-]*\s+in\s+$", before))
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    left = max(text.rfind(c, 0, start) for c in ".!?\n;")
+    rights = [i for i in (text.find(c, end) for c in ".!?\n;") if i >= 0]
+    return text[left + 1 : min(rights) if rights else len(text)]
+
+
+def public_mention(surface: str, text: str, start: int, end: int, *, kind: str | None = None) -> bool:
+    """True for a named-entity span that names something public, not a person's own context.
+
+    Holidays ("Boxing Day", "St Patrick's Day"), widely used platforms and institutions
+    (:data:`PUBLIC_ENTITIES`, unless named as an employer: "works at Slack"), a makes' product, a team
+    before "game"/"match", a title after a media verb or described by a media noun, a programming
+    language in a programming context, and (for an organisation or place ``kind``) one word after a
+    time preposition that ends the clause ("before Matariki?").
+    """
+    key = re.sub(r"^the\s+", "", surface.strip().lower())
+    key = re.sub(r"['\u2019]s$", "", key)
+    before, after = text[:start], text[end:]
+    saint = re.match(r"(?:st\.?|saint)\s+\w+$", key) or re.search(r"\b(?:st\.?|saint)\s+$", before, re.I)
+    if _HOLIDAY.match(key) or (saint and _HOLIDAY_TAIL.match(after)):
+        return True
+    previous = re.search(r"([\w'\u2019]+)\s+$", before)
+    if previous and key in ("day", "eve") and _HOLIDAY.match(f"{previous.group(1).lower()} {key}"):
+        return True  # "Mother's Day" with "Day" alone labelled
+    employer = bool(_WORK_BEFORE.search(before))
+    words = key.split()
+    if not employer:
+        if key in PUBLIC_ENTITIES or (words and words[0] in BRANDS and len(words) >= 2):
+            return True
+        if len(words) == 1 and key in BRANDS and (_DETERMINER_BEFORE.search(before) or after[:2] == "'s"):
+            return True
+        if _PUBLIC_AFTER.match(after):
+            return True
+        model = len(words) == 1 and kind in (None, "ORGANIZATION") and _MODEL_NUMBER_AFTER.match(after)
+        if _DRIVES_BEFORE.search(before) or model:  # "Mazda 3", not "Karl-Heine-Straße 42"
+            return True
+        if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):
+            return True
+    if _DESCRIBED_AS_MEDIA.match(after) or _MEDIA_LIKE_BEFORE.search(before):
+        return True
+    if surface.startswith("The ") and _LIKED_TITLE_BEFORE.search(before):
+        return True
+    head = _TITLE_PREFIX.search(before)
+    if head and head.group(1).lower() not in _NOT_TITLE_HEAD:
+        return True  # "Tears of the Kingdom", "Game of Thrones": the end of a title-case title
+    if kind in ("ORGANIZATION", "LOCATION") and kind_hint_event(surface, before, after):
+        return True
+    return not after.startswith("'s") and bool(_WORK_OF_ART_BEFORE.search(before))
+
+
+#: A capitalised word and "of (the)" right before a span, with no "the" before the word: the span
+#: ends a title ("love Tears of the Kingdom"), unlike "the Royal Infirmary of Edinburgh".
+_TITLE_PREFIX = re.compile(r"(?<![\w'-])(?<!\bthe\s)([A-Z][\w'-]+)\s+of(?:\s+the)?\s+$")
+#: Heads of "X of Y" names that are organisations, places or offices, not titles.
+_NOT_TITLE_HEAD = frozenset(
+    """university college bank school institute hospital museum church cathedral department ministry
+    council board republic isle isles island islands bay city county state kingdom house faculty
+    society royal duchy province gulf sea lake port district borough town village mayor president
+    king queen prince princess duke duchess bishop archbishop governor minister secretary chancellor
+    lord lady earl baron centre center north south east west heart edge outskirts rest part side
+    friends sisters brothers order office bureau court commission agency library academy federation
+    union league association club infirmary hospice clinic surgery practice trust foundation group
+    company corporation firm head director chief team dean rector""".split()
+)
+
+
+def kind_hint_event(surface: str, before: str, after: str) -> bool:
+    """True for one capitalised word after a time preposition that ends the clause or precedes
+    "break"/"holidays" ("before Matariki?", "over Hanukkah break"): an event, not an identifier."""
+    return (
+        " " not in surface.strip()
+        and surface[:1].isupper()
+        and not surface.isupper()
+        and bool(_TIME_BEFORE.search(before))
+        and bool(_EVENT_AFTER.match(after))
+    )
+
+
+_TITLE_AFTER_VERB = re.compile(
+    rf"\b{_MEDIA_VERB}\s+(?:the\s+)?(?P<v>[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+    rf"(?:\s+[A-Za-z\u00c0-\u024f0-9][\w'\u00c0-\u024f-]*){{0,4}})",
+    re.IGNORECASE,
+)
+_NOT_TITLE_START = frozenset(
+    """a an my your his her their our its it this that some any with to out up for on in at me him them
+    us you what how when where whether if""".split()
+)
+
+
+def media_titles(text: str) -> list[str]:
+    """Lowercased titles named after a media verb, in any case ("watches the great british bake off
+    every week" gives "great british bake off"; "watch the last of us or shogun" gives both); a
+    title stops at a function or time word ("of" and "the" may sit inside one)."""
+    titles = []
+    for m in _TITLE_AFTER_VERB.finditer(text):
+        words = m.group("v").split()
+        if words[0].lower() in _NOT_TITLE_START or (words[0].islower() and "'s" in words[0]):
+            continue
+        current: list[str] = []
+        for word in words:
+            bare = word.lower().strip(',.;:!?()"')
+            if bare in ("or", "and") and current:
+                titles.append(" ".join(current))
+                current = []
+                continue
+            if not bare or (bare in _STOP and not (current and bare in ("of", "the"))):
+                break
+            current.append(bare)
+            if word[-1:] in ",.;:!?)":
+                break
+        while current and current[-1] in ("of", "the"):
+            current.pop()
+        if current:
+            titles.append(" ".join(current))
+    return titles

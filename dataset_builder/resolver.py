@@ -1,0 +1,671 @@
+"""Entity resolution inside a participant: typed, consistent placeholders for every mention.
+
+:class:`ParticipantRedactor` learns every identifier surface a participant's records hold, with the
+detectors that named it (context-cued evidence outweighs a named-entity model's label), joins the
+mentions of one entity (first, full and short names; accents, hyphens and case; an organisation and
+its short form; a street and its numbered address), keeps a person and a place that share a name
+apart, and replaces every mention with one placeholder. ``_combine`` merges pattern, cue and NER
+spans for one text; ``_plausible_name`` drops name-shaped spans that are everyday words or public
+names in context (both used by :mod:`dataset_builder.deidentify`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .detectors import (
+    RELATION_WORDS,
+    Entity,
+    _stop_words,
+    generalize_date,
+    place_names,
+    public_mention,
+    resolve_overlaps,
+)
+from .public import country_names
+
+__all__ = ["ParticipantRedactor", "canonical"]
+
+_NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
+#: Detectors whose label rests on a context cue, a format or the profile (not on NER alone).
+_CUED_SOURCES = frozenset(
+    {
+        "profile",
+        "relation",
+        "pattern",
+        "phonenumbers",
+        "places",
+        "workplace",
+        "jobcue",
+        "orgtype",
+        "feature",
+        "home",
+        "nickname",
+    }
+)
+#: Detectors whose hits a public use of the same name elsewhere in the participant's text overrides.
+_OVERRIDABLE_SOURCES = frozenset(
+    {"ner", "orgtype", "workplace", "jobcue", "venue", "feature", "places", "personcue", "home"}
+)
+_GAZETTEER_KINDS = frozenset(
+    {"PERSON", "ORGANIZATION", "LOCATION", "EMAIL", "PHONE", "URL", "HANDLE", "ID_NUMBER"}
+)
+#: Words that are never taken as a stand-alone part of a person's name.
+_NAME_PART_STOP = frozenset(
+    {"dr", "mr", "mrs", "ms", "prof", "the", "and", "van", "von", "de", "del", "da", "jr", "sr", "of", "st"}
+)
+#: First names that are also everyday words: matched in lowercase never, at a sentence start
+#: before a determiner or pronoun never ("Will the gym…", "May I…", "Grace period").
+_COMMON_WORD_NAMES = frozenset(
+    """will may june april august grace rose mark bill art pat ruby jack frank hope joy faith summer
+    rich sandy penny holly ivy lily daisy iris amber jade chase dawn drew gene guy ray max victor cliff
+    brook sky go rust""".split()
+)
+_FUNCTION_NEXT = re.compile(
+    r"\s+(?:the|a|an|i|you|we|he|she|it|they|this|that|these|those|my|your|our|his|her|their|be|not)\b",
+    re.IGNORECASE,
+)
+_PLACE_BEFORE = frozenset(
+    "in to from visit visiting around across through near of at toward towards into".split()
+)
+_PERSON_BEFORE = frozenset(
+    "tell ask text call email with and invite message meet thank remind dear for cousin friend sister".split()
+)
+_PERSON_AFTER = re.compile(
+    r"^(?:'s\b|\s+(?:might|will|would|could|should|can|says|said|wants|loves|likes|hates|usually|"
+    r"prefers|needs|asked|and\s+you|finishes|has|had))",
+    re.IGNORECASE,
+)
+#: Words after which a lowercase everyday-word name is the person ("with mark", "tell will").
+_SOCIAL_BEFORE = re.compile(
+    r"\b(?:with|tell|ask|text|call|invite|message|remind|thank|meet|dear|email|ring)\s+$", re.IGNORECASE
+)
+_CASED_TEXT = re.compile(r"^\s*[A-Z]")
+#: After an everyday-word name, words the everyday word cannot take ("will's 30th", "will and i",
+#: "will works weekends", "grace is getting married").
+_NAME_ONLY_AFTER = re.compile(
+    r"(?:['\u2019]s\s+(?:\d{1,3}(?:st|nd|rd|th)|birthday|bday|wedding|party|car|flat|house|place|mum|"
+    r"mom|dad|family|job|work)\b|\s+and\s+i\b|\s+(?:is|was|has|works|lives|loves|hates|wants|says|"
+    r"said|thinks|likes|needs|gets|got|keeps|turns|texted|called)\b)",
+    re.IGNORECASE,
+)
+_DETERMINER_BEFORE = re.compile(r"\b(?:the|a|an|my|your|his|her|our|their|this|that|its)\s+$", re.IGNORECASE)
+#: A relation word right before a name ("my mum june", "her son will").
+_RELATION_BEFORE = re.compile(
+    rf"\b(?:my|our|your|his|her|their|'s)\s+(?:{RELATION_WORDS})\s+$", re.IGNORECASE
+)
+_PLACE_CUE_BEFORE = re.compile(
+    r"(?:\b(?:in|at|to|from|near|around|outside|of|into|towards?)\s+(?:the\s+)?|,\s*)$", re.IGNORECASE
+)
+_PLACE_AFTER = re.compile(
+    r"^\s+(?:(?:is|are|gets|feels)\s+(?:\w+\s+)?)?in\s+(?:january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|spring|summer|autumn|fall|winter)\b",
+    re.IGNORECASE,
+)
+
+
+_ORG_NOUNS = frozenset(
+    """hospital school college university bank clinic surgery practice centre center group ltd inc plc
+    co""".split()
+)
+#: "Spider-Man", "Ant-Man", "Wonder-Woman": hyphenated titles, not people's names.
+_COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
+
+
+def _fold(text: str) -> str:
+    return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
+
+
+def _function_word(token: str) -> bool:
+    """True for an English stop word that is no everyday-word first name ("my" of "My Aunty Ngo")."""
+    return token in _stop_words() and token not in _COMMON_WORD_NAMES
+
+
+def _key(text: str) -> str:
+    """Normal form of an identifier surface: accents folded, lowercase, no "the"/title/possessive."""
+    key = re.sub(r"\s+", " ", _fold(text).strip(" .,;:'\"()"))
+    key = re.sub(r"^(?:the|dr|mr|mrs|ms|prof)\.?\s+", "", key)
+    return re.sub(r"['\u2019]s$", "", key)
+
+
+def _kind_key(kind: str, text: str) -> str:
+    key = _key(text)
+    if kind == "HANDLE":
+        key = re.sub(r"#\d{4}$", "", key.lstrip("@"))
+    elif kind == "PHONE":
+        key = re.sub(r"\D", "", key)
+    return key
+
+
+#: Case endings of Slavic, Baltic and Finnic languages a one-word name of 5+ letters may take in the
+#: gazetteer ("Krakowie", "Kubie", "Tallinnas"): text is matched accent-folded.
+_INFLECTION = "(?:iem|owi|ie|em|ou|as|ssa|sta|lla|u|a|y|e|i)?"
+_INFLECTABLE = re.compile(r"[^\W\d_]{5,}")
+_STREET_ABBREVIATIONS = {
+    "st": "street",
+    "rd": "road",
+    "ave": "avenue",
+    "av": "avenue",
+    "dr": "drive",
+    "ln": "lane",
+    "blvd": "boulevard",
+    "pl": "place",
+    "cres": "crescent",
+    "ct": "court",
+    "tce": "terrace",
+    "hwy": "highway",
+    "sq": "square",
+}
+#: Honorifics after a name ("suzuki-san") or before it ("Doña Chuy", "Mamie Jeanne").
+_HONORIFIC_AFTER = re.compile(r"-(?:san|kun|chan|sama|sensei|senpai|ssi|nim|ji)$")
+_HONORIFIC_BEFORE = re.compile(
+    r"^(?:dona|dono|don|dom|senhor|senhora|seu|sr|sra|herr|frau|mamie|papi|tante|oncle|tia|tio|"
+    r"auntie|aunty|aunt|uncle|mama|baba|nana|abuela|abuelo|nonna|nonno|oma|opa|lola|lolo|tita|tito|"
+    r"bibi|mzee|ate|kuya|ajumma|ahjussi|halmeoni|monsieur|madame|signora|signor)\s+"
+)
+
+
+def canonical(kind: str, key: str) -> str:
+    """One form for the spellings of one identifier: a phone's last nine digits ("+353 87 123 4567"
+    and "087 123 4567"), a URL without scheme, "www." or final slash, a de-obfuscated e-mail, an ID
+    number's letters and digits without a leading scheme word ("DL AB123456"), a street with its
+    type spelt out and no commas ("23 aro st", "rua dos pinheiros, 498"), a person without an
+    honorific ("suzuki-san", "dona chuy").
+
+    >>> canonical("PHONE", "+64215550134"), canonical("PHONE", "0215550134")
+    ('215550134', '215550134')
+    >>> canonical("URL", "https://www.site.com.br/"), canonical("EMAIL", "ama dot oven at gmail dot com")
+    ('site.com.br', 'ama.oven@gmail.com')
+    >>> canonical("LOCATION", "4/17 droop st"), canonical("PERSON", "suzuki-san")
+    ('4/17 droop street', 'suzuki')
+    """
+    if kind == "PHONE":
+        return re.sub(r"\D", "", key)[-9:]
+    if kind == "URL":
+        return re.sub(r"^(?:https?://)?(?:www\.)?", "", key).rstrip("/")
+    if kind == "EMAIL":
+        key = re.sub(r"\s*[\[(]?\s*\bdot\b\s*[\])]?\s*", ".", key)
+        return re.sub(r"\s*[\[(]?\s*\bat\b\s*[\])]?\s*", "@", key).replace(" ", "")
+    if kind == "ID_NUMBER":
+        key = re.sub(r"^[a-z]{1,4}\s+(?=\S*\d)", "", key)
+        return re.sub(r"[^a-z0-9]", "", key)
+    if kind == "LOCATION":
+        key = re.sub(r"-(?:ku|shi|cho|machi|mura|gun|ken|dong|gu|si)$", "", key)  # "setagaya-ku"
+        tokens = key.replace(",", " ").split()
+        if any(t[0].isdigit() for t in tokens):
+            tokens = [_STREET_ABBREVIATIONS.get(t.rstrip("."), t) for t in tokens]
+        return " ".join(tokens)
+    if kind == "PERSON":
+        return _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
+    return key
+
+
+@dataclass
+class ParticipantRedactor:
+    """Typed, consistent placeholders for one participant's records (entity resolution inside it).
+
+    Every surface seen anywhere in the participant's records is learnt first; :meth:`resolve`
+    then joins mentions of one entity — a first or family name with the full name, with or
+    without accents, hyphens or case ("Tomás Rivera", "tomas", "Ji-woo", "jiwoo"), an organisation
+    with its short form ("Mercy General Hospital", "Mercy General"), a street with its numbered
+    address — while a person and a place that share a name ("Jordan") stay two entities, told
+    apart per mention by the detector's label or the words around it.
+
+    >>> r = ParticipantRedactor()
+    >>> r.learn([Entity(0, 11, "PERSON", "Maya Okafor", "ner")])
+    >>> r.redact("Maya Okafor met maya at 4 Elm Street.", [])[0]
+    '[PERSON_1] met [PERSON_1] at 4 Elm Street.'
+    """
+
+    counters: Counter[str] = field(default_factory=Counter)
+    placeholders: dict[tuple[str, str], str] = field(default_factory=dict)
+    mentions: dict[tuple[str, str], str] = field(default_factory=dict)
+    aliases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    surfaces: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    #: Which detectors named each ``(kind, key)`` (context-cued evidence outweighs NER's label).
+    evidence: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    #: Countries this participant names only as places they do not live or work in.
+    residences: set[str] = field(default_factory=set)
+    #: Place keys seen right after a place preposition or a comma ("in Fitzroy", "Smith St, Fitzroy").
+    placed: set[str] = field(default_factory=set)
+    kept_countries: set[str] = field(default_factory=set)
+    #: ``(nickname key, full-name key)`` pairs the texts tie together ("Jakub 'Kuba' Nowak").
+    nicknames: set[tuple[str, str]] = field(default_factory=set)
+    _active: dict[tuple[str, str], str] = field(default_factory=dict)
+    _gazetteer: re.Pattern[str] | None = None
+    _resolved: bool = False
+
+    def learn(self, entities: Sequence[Entity]) -> None:
+        """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
+        for entity in entities:
+            if entity.kind not in _GAZETTEER_KINDS:
+                continue
+            key = _kind_key(entity.kind, entity.text)
+            if not key:
+                continue
+            if (entity.kind, key) not in self.mentions:
+                self.mentions[(entity.kind, key)] = entity.text
+            if entity.source not in self.evidence[(entity.kind, key)]:
+                self.evidence[(entity.kind, key)].add(entity.source)
+                self._resolved = False
+
+    def _label_mentions(self) -> dict[tuple[str, str], str]:
+        """The mentions with each surface's kind settled by its evidence.
+
+        A surface the NER model alone gave a second kind ("Leeds" as a person beside "in leeds" as a
+        place, "Sofía" as a place beside "my sister Sofía Ibarra") keeps only the kind that a context
+        cue, a pattern or the profile gave it; a place the NER model named whose first word is an
+        organisation found by a cue ("the Tesco Extra" beside "works at tesco"), or that is the first
+        word(s) of one, no known place and never written as a place ("Hillcrest" beside "a nurse at
+        Hillcrest Medical Center", unlike "a GP in Fitzroy" beside "fitzroy auto repairs"), is that
+        organisation.
+        Two kinds that both have such evidence ("Jordan" the friend and the country) stay apart.
+        """
+        cued = {
+            mention
+            for mention, sources in self.evidence.items()
+            if sources & _CUED_SOURCES and mention in self.mentions
+        }
+        person_parts = {
+            part
+            for kind, key in cued
+            if kind == "PERSON" and len(key.split()) > 1
+            for token in key.split()
+            for part in (token, token.replace("-", ""))
+        }
+        org_keys = {key for kind, key in cued if kind == "ORGANIZATION"}
+        kinds_of: dict[str, set[str]] = defaultdict(set)
+        for kind, key in self.mentions:
+            if kind in _NAMED_KINDS:
+                kinds_of[key].add(kind)
+        active: dict[tuple[str, str], str] = {}
+        streets = {
+            re.sub(r"^\d+[a-z]?\s+|\s+\d+[a-z]?$", "", key) for kind, key in cued if kind == "LOCATION"
+        }
+        for (kind, key), surface in self.mentions.items():
+            if kind in _NAMED_KINDS and (kind, key) not in cued:
+                others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
+                if others or (kind != "PERSON" and key in person_parts):
+                    continue
+                if (
+                    kind != "LOCATION"
+                    and "LOCATION" in kinds_of[key]
+                    and not any((k, key) in cued for k in kinds_of[key])
+                    and key in self.placed
+                    and key not in country_names()
+                ):  # NER's person "Oberkampf" beside its place "near Oberkampf": one place
+                    continue
+                if kind != "LOCATION" and key in streets:  # "Karl-Heine-Straße" beside "… Straße 42"
+                    active.setdefault(("LOCATION", key), surface)
+                    continue
+                if kind == "LOCATION" and (
+                    (key.split()[0] in org_keys and len(key.split()) > 1)
+                    or (
+                        key not in place_names()
+                        and key not in self.placed
+                        and any(o.startswith(f"{key} ") for o in org_keys)
+                    )
+                ):  # "the Tesco Extra" beside "tesco"; "Hillcrest" beside "Hillcrest Medical Center"
+                    active.setdefault(("ORGANIZATION", key), surface)
+                    continue
+            active[(kind, key)] = surface
+        return active
+
+    def resolve(self) -> None:
+        """Join the mentions learnt so far into entities (aliases) and build the gazetteer."""
+        self.aliases.clear()
+        self.surfaces.clear()
+        self._active = self._label_mentions()
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for kind, key in self._active:
+            by_kind[kind].append(key)
+        # persons: full names first; a name part (or its hyphen-free form) joins the one full name holding it
+        people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
+        parts: dict[str, set[str]] = defaultdict(set)
+        for key in people:
+            tokens = key.split()
+            if len(tokens) > 1:
+                for token in tokens:
+                    if token not in _NAME_PART_STOP and len(token) >= 2 and not _function_word(token):
+                        parts[token].add(key)
+                        parts[token.replace("-", "")].add(key)
+        for key in people:
+            owners = parts.get(key) or parts.get(key.replace("-", "")) or set()
+            owners.discard(key)
+            if len(key.split()) == 1 and len(owners) == 1:
+                self.aliases[("PERSON", key)] = ("PERSON", next(iter(owners)))
+            elif len(key.split()) > 1:
+                longer = [o for o in people if o != key and f" {key} " in f" {o} "]
+                if len(longer) == 1:
+                    self.aliases[("PERSON", key)] = ("PERSON", longer[0])
+        for token, owners in parts.items():
+            if len(owners) == 1 and ("PERSON", token) not in self._active:
+                self.aliases[("PERSON", token)] = ("PERSON", next(iter(owners)))
+        # organisations: a token prefix of one longer name; places: a token suffix (street of an address)
+        for kind in ("ORGANIZATION", "LOCATION"):
+            keys = sorted(by_kind[kind], key=len, reverse=True)
+            for key in keys:
+                longer = [
+                    o
+                    for o in keys
+                    if len(o) > len(key) and (o.startswith(f"{key} ") or o.endswith(f" {key}"))
+                ]
+                if len(longer) == 1 and len(key) >= 3:
+                    self.aliases[(kind, key)] = (kind, longer[0])
+        # "Mercy General Hospital" is also called "Mercy General": drop a generic last noun
+        for key in by_kind["ORGANIZATION"]:
+            tokens = key.split()
+            if (
+                len(tokens) >= 3
+                and tokens[-1] in _ORG_NOUNS
+                and ("ORGANIZATION", " ".join(tokens[:-1])) not in self._active
+            ):
+                self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
+        self._join_spellings(by_kind)
+        for kind, key in [*self._active, *self.aliases]:
+            self.surfaces.setdefault(key, set()).add((kind, key))
+            if "-" in key:
+                self.surfaces.setdefault(key.replace("-", ""), set()).add((kind, key))
+        # every alias points at a root: follow chains
+        for name, target in list(self.aliases.items()):
+            seen = {name}
+            while target in self.aliases and target not in seen:
+                seen.add(target)
+                target = self.aliases[target]
+            self.aliases[name] = target
+        countries = country_names()
+        self.kept_countries = {
+            key
+            for kind, key in self._active
+            if kind == "LOCATION"
+            and key in countries
+            and key not in self.residences
+            and {k for k, _ in self.surfaces.get(key, ())} == {"LOCATION"}
+        }
+        self._gazetteer = None
+        self._resolved = True
+
+    def _join_spellings(self, by_kind: dict[str, list[str]]) -> None:
+        """Alias the spellings of one identifier (:func:`canonical`), a person's names in another
+        order ("Tanaka Haruto"), a nickname the texts tie to a name ("Jakub 'Kuba' Nowak") and a
+        short form that begins exactly one known first name ("ani" for "Anika")."""
+
+        def root(entity: tuple[str, str]) -> tuple[str, str]:
+            seen = set()
+            while entity in self.aliases and entity not in seen:
+                seen.add(entity)
+                entity = self.aliases[entity]
+            return entity
+
+        def join(short: tuple[str, str], long: tuple[str, str]) -> None:
+            a, b = root(short), root(long)
+            if a != b:
+                self.aliases[a] = b
+
+        for kind in ("PHONE", "URL", "EMAIL", "ID_NUMBER", "LOCATION", "PERSON", "HANDLE"):
+            groups: dict[str, list[str]] = defaultdict(list)
+            for key in by_kind[kind]:
+                groups[canonical(kind, key)].append(key)
+            for canon, keys in groups.items():
+                keys = sorted(keys, key=lambda k: (-len(k), k))
+                for key in keys[1:]:
+                    join((kind, key), (kind, keys[0]))
+                if (
+                    kind == "PERSON"
+                    and canon not in keys
+                    and (("PERSON", canon) in self._active or ("PERSON", canon) in self.aliases)
+                ):  # "suzuki-san" beside "Suzuki Kenji", whose part "suzuki" is an alias
+                    join((kind, keys[0]), (kind, canon))
+        # a postcode found with its town ("29200 Brest") is also written alone ("ships to 29200")
+        for key in by_kind["LOCATION"]:
+            code = re.fullmatch(r"(\d{4,5}) [^\W\d_][\w-]*", key)
+            if code and ("LOCATION", code.group(1)) not in self._active:
+                self.aliases.setdefault(("LOCATION", code.group(1)), ("LOCATION", key))
+        # an ID number that a phone pattern also matched ("SIN 046 454 286") is that ID number
+        ids = {re.sub(r"\D", "", canonical("ID_NUMBER", k)): k for k in by_kind["ID_NUMBER"]}
+        for key in by_kind["PHONE"]:
+            if re.sub(r"\D", "", key) in ids:
+                join(("PHONE", key), ("ID_NUMBER", ids[re.sub(r"\D", "", key)]))
+        people = by_kind["PERSON"]
+        by_tokens: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for key in people:
+            if len(key.split()) > 1:
+                by_tokens[tuple(sorted(key.split()))].append(key)
+        for keys in by_tokens.values():
+            for key in keys[1:]:
+                join(("PERSON", key), ("PERSON", keys[0]))
+        for nick, full in self.nicknames:
+            if ("PERSON", full) in self._active or ("PERSON", full) in self.aliases:
+                for key in {nick, canonical("PERSON", nick)}:
+                    if ("PERSON", key) in self._active:
+                        join(("PERSON", key), ("PERSON", full))
+        first_names = defaultdict(set)
+        for key in people:
+            if not re.fullmatch(r"[^\W\d_]+", key.split()[0]):
+                continue
+            first_names[key.split()[0]].add(root(("PERSON", key)))
+        for key in people:
+            if len(key.split()) != 1 or len(key) < 3 or root(("PERSON", key)) != ("PERSON", key):
+                continue
+            owners = {
+                owner
+                for name, roots in first_names.items()
+                if name.startswith(key) and len(name) >= len(key) + 2
+                for owner in roots
+            }
+            if len(owners) == 1:
+                join(("PERSON", key), next(iter(owners)))
+
+    def _entity(self, kind: str, key: str) -> tuple[str, str]:
+        return self.aliases.get((kind, key), (kind, key))
+
+    def _placeholder(self, kind: str, key: str) -> str:
+        entity = self._entity(kind, key)
+        if entity not in self.placeholders:
+            self.counters[entity[0]] += 1
+            self.placeholders[entity] = f"[{entity[0]}_{self.counters[entity[0]]}]"
+        return self.placeholders[entity]
+
+    def _choose(self, candidates: set[tuple[str, str]], text: str, start: int, end: int) -> tuple[str, str]:
+        """Which of the entities sharing a surface this mention names (person vs place)."""
+        kinds = {kind for kind, _ in candidates}
+        if len(kinds) == 1:
+            return sorted(candidates)[0]
+        before = re.findall(r"[\w']+", text[:start].lower())[-1:]
+        after = text[end:]
+        by_kind = {kind: entity for kind, entity in sorted(candidates)}
+        if "LOCATION" in by_kind and (set(before) & _PLACE_BEFORE or _PLACE_AFTER.match(after)):
+            return ("LOCATION", by_kind["LOCATION"][1])
+        if "PERSON" in by_kind and (set(before) & _PERSON_BEFORE or _PERSON_AFTER.match(after)):
+            return ("PERSON", by_kind["PERSON"][1])
+        kind = "PERSON" if "PERSON" in by_kind else sorted(by_kind)[0]
+        return (kind, by_kind[kind][1])
+
+    def _uninflected(self, key: str) -> str:
+        """The person or place surface ``key`` inflects ("krakowie" → "krakow"), else ``key``."""
+        for n in range(1, 4):
+            candidates = self.surfaces.get(key[:-n], set())
+            if len(key) - n >= 5 and {k for k, _ in candidates} & {"PERSON", "LOCATION"}:
+                return key[:-n]
+        return key
+
+    def _gazetteer_matches(self, text: str) -> list[Entity]:
+        if not self._resolved:
+            self.resolve()
+        if self._gazetteer is None:
+            surfaces = sorted(self.surfaces, key=len, reverse=True)
+            if not surfaces:
+                return []
+            alternation = "|".join(
+                re.escape(s).replace(r"\ ", r"\s+") + (_INFLECTION if _INFLECTABLE.fullmatch(s) else "")
+                for s in surfaces
+            )
+            self._gazetteer = re.compile(rf"(?<![\w@#/.-])(?:{alternation})(?![\w@-]|\.\w)")
+        found = []
+        folded = _fold(text)
+        for m in self._gazetteer.finditer(folded):
+            surface = text[m.start() : m.end()]
+            candidates = self.surfaces.get(m.group(0)) or self.surfaces.get(_key(m.group(0)), set())
+            if not candidates:  # an inflected form ("Krakowie" of "Kraków")
+                candidates = self.surfaces.get(self._uninflected(m.group(0)), set())
+            if not candidates:
+                continue
+            kind, key = self._choose(candidates, text, m.start(), m.end())
+            if kind in _NAMED_KINDS and not _plausible_name(surface, text, m.start(), m.end(), kind):
+                continue
+            found.append(Entity(m.start(), m.end(), kind, surface, "gazetteer"))
+        return found
+
+    def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[tuple[Entity, str]]]:
+        """Replace ``entities`` plus every gazetteer surface in ``text``.
+
+        Returns ``(text, applied)``: ``applied`` pairs each replaced span with its replacement.
+        """
+        gazetteer = self._gazetteer_matches(text)
+        # a detector's span wins; a gazetteer hit at the same place corrects its person/place label
+        by_span = {(g.start, g.end): g for g in gazetteer}
+        chosen = []
+        for entity in entities:
+            hit = by_span.get((entity.start, entity.end))
+            if hit is not None and hit.kind in _NAMED_KINDS and entity.kind in _NAMED_KINDS:
+                entity = Entity(entity.start, entity.end, hit.kind, entity.text, entity.source)
+            if entity.kind in _NAMED_KINDS and not _plausible_name(
+                entity.text, text, entity.start, entity.end, entity.kind
+            ):
+                continue
+            chosen.append(entity)
+        spans = [_with_house_number(span, text) for span in resolve_overlaps([*chosen, *gazetteer])]
+        pieces: list[str] = []
+        applied: list[tuple[Entity, str]] = []
+        cursor = 0
+        for span in spans:
+            if span.kind == "DATE":
+                replacement = generalize_date(span.text)
+            else:
+                key = _kind_key(span.kind, span.text)
+                if key not in self.surfaces and span.source == "gazetteer":
+                    key = self._uninflected(key)
+                candidates = self.surfaces.get(key, set())
+                same_kind = {c for c in candidates if c[0] == span.kind}
+                if same_kind:
+                    kind, key = sorted(same_kind)[0]
+                elif candidates and span.kind in _NAMED_KINDS:  # its evidence gave the surface another kind
+                    kind, key = self._choose(candidates, text, span.start, span.end)
+                else:
+                    kind = span.kind
+                if kind == "LOCATION" and key in self.kept_countries:
+                    continue  # a country is no direct identifier (see :func:`country_names`)
+                replacement = self._placeholder(kind, key)
+            pieces.append(text[cursor : span.start])
+            pieces.append(replacement)
+            applied.append((span, replacement))
+            cursor = span.end
+        pieces.append(text[cursor:])
+        return "".join(pieces), applied
+
+
+_HOUSE_NUMBER_BEFORE = re.compile(r"(?:^|(?<=[\s,(]))(\d{1,5}[A-Za-z]?)\s+$")
+
+
+def _with_house_number(span: Entity, text: str) -> Entity:
+    """A street the recognizers found without its house number ("1188 Grand Concourse") takes the
+    number: a multi-word place that is no known town, right after a 1–5 digit number."""
+    if span.kind != "LOCATION" or len(span.text.split()) < 2 or _fold(span.text) in place_names():
+        return span
+    m = _HOUSE_NUMBER_BEFORE.search(text[: span.start])
+    if m is None:
+        return span
+    return Entity(m.start(1), span.end, span.kind, text[m.start(1) : span.end], span.source)
+
+
+#: Pattern sources that are exact formats (an NER span overlapping one is clipped to the words
+#: outside it); the contextual recognizers (relation words, place names, workplaces) lose ties to NER.
+_STRONG_SOURCES = frozenset({"pattern", "phonenumbers"})
+_LEADING_VERB = re.compile(
+    r"^(?:call|ring|text|email|ask|tell|message|visit|book|thank|invite|wish|suggest|remind|congratulate|"
+    r"meet|hug|help|let|get|send|ping|phone)\s+",
+    re.IGNORECASE,
+)
+
+
+_MODAL = re.compile(r"^(?:will|may|can|could|should|would|shall|must|does|did|do|is|are|was|were)\s+", re.I)
+
+
+def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> list[Entity]:
+    """Pattern matches plus NER entities; an NER span overlapping a pattern match keeps only the
+    words outside it ("Manchester M20" beside the postcode "M20 3ED"); implausible or public
+    named-entity spans are dropped before they can seed the gazetteer."""
+    strong = [p for p in patterns if p.source in _STRONG_SOURCES]
+    weak = [p for p in patterns if p.source not in _STRONG_SOURCES]
+    kept: list[Entity] = []
+    for entity in ner:
+        modal = _MODAL.match(entity.text)
+        if modal and public_mention(
+            entity.text[modal.end() :], text, entity.start + modal.end(), entity.end, kind=entity.kind
+        ):
+            continue  # "Will Hanukkah overlap…": a question's verb and a holiday
+        lead = _LEADING_VERB.match(entity.text)
+        if lead and lead.end() < len(entity.text):
+            entity = Entity(
+                entity.start + lead.end(), entity.end, entity.kind, entity.text[lead.end() :], entity.source
+            )
+        overlapping = [p for p in strong if p.start < entity.end and p.end > entity.start]
+        if overlapping:
+            rest = entity
+            for p in overlapping:
+                if p.start <= rest.start < p.end:
+                    rest = Entity(p.end, rest.end, rest.kind, text[p.end : rest.end], rest.source)
+                elif rest.start < p.start < rest.end:
+                    rest = Entity(rest.start, p.start, rest.kind, text[rest.start : p.start], rest.source)
+            surface = rest.text.strip(" ,.;:'\"()")
+            if len(surface) < 2 or not surface[0].isalpha() or rest.start >= rest.end:
+                continue
+            offset = rest.start + rest.text.find(surface)
+            entity = Entity(offset, offset + len(surface), rest.kind, surface, rest.source)
+        kept.append(entity)
+    named = [
+        e
+        for e in [*strong, *kept, *weak]
+        if e.kind not in _NAMED_KINDS or _plausible_name(e.text, text, e.start, e.end, e.kind)
+    ]
+    return resolve_overlaps(named)
+
+
+def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | None = None) -> bool:
+    """False for a name-shaped span that is an everyday word in context.
+
+    A lowercase everyday-word name ("will", "grace"), a capitalized one at the start of a sentence
+    before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
+    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`).
+    """
+    if public_mention(surface, text, start, end, kind=kind) or _COMPOUND_TITLE.search(surface):
+        return False
+    if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
+        start > 0 and text[start - 1] == "-"
+    ):
+        return False
+    key = _fold(surface)
+    if key in _COMMON_WORD_NAMES:
+        cued = (
+            _SOCIAL_BEFORE.search(text[:start])
+            or _RELATION_BEFORE.search(text[:start])
+            or (_NAME_ONLY_AFTER.match(text[end:]) and not _DETERMINER_BEFORE.search(text[:start]))
+        )
+        if surface.islower() and not (cued and not _FUNCTION_NEXT.match(text[end:])):
+            return False  # "grace period", "i will": but "a picnic with mark" names him
+        sentence_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\n"
+        following = text[end:]
+        if sentence_start and (
+            _FUNCTION_NEXT.match(following)
+            or (
+                re.match(r"\s+[a-z]", following)
+                and not _PERSON_AFTER.match(following)
+                and not _NAME_ONLY_AFTER.match(following)
+            )
+        ):
+            return False
+    return True
