@@ -139,6 +139,8 @@ _PLATFORMS = (
     "gitlab|twitch|kakao(?:talk)?|line|wechat|viber|signal|skype|steam|psn|xbox|mastodon|youtube"
 )
 _AT = r"(?:\s*[\[(]\s*at\s*[\])]\s*|\s+at\s+)"
+#: "at" only inside brackets: "[at]", "(at)", "( at )".
+_BRACKET_AT = r"\s*[\[(]\s*at\s*[\])]\s*"
 _DOT = r"(?:\s*[\[(]\s*dot\s*[\])]\s*|\s+dot\s+)"
 #: Keywords that announce an identification number ("my nhs number is 943 476 5919").
 _ID_KEYS = (
@@ -158,6 +160,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             rf"\b(?:[\w+-]+{_DOT})*[\w.+-]+{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS}|[a-z]{{2}})\b", _I
         ),
+    ),
+    # a bracketed "at" with a literal dotted domain: "ana.lopez[at]correo.mx", "bo (at) mail.se";
+    # a bare " at " never takes a literal dot ("i work at shop.com" is no address)
+    (
+        "EMAIL",
+        re.compile(rf"\b[\w.+-]*\w{_BRACKET_AT}[\w-]+(?:\.[\w-]+)*\.(?:{_TLDS}|[a-z]{{2}})\b", _I),
     ),
     ("URL", re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")),
     (
@@ -208,6 +216,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             rf"\b(?:{_ID_KEYS})(?:\s+(?:card|number|no\.?|num|#|pin|plate|id))?(?:\s+(?:is|was|:))?[\s:#]*"
             r"(?P<v>(?-i:(?=[A-Z0-9 /.-]*\d)[A-Z0-9]+(?:[ /.-][A-Z0-9]+){0,4}))(?![\w-])",
+            _I,
+        ),
+    ),
+    # a plate of letters, digits and letters after a vehicle word in the same sentence ("my car is
+    # GH 482 ZT", "insurance for KDA 482Z"); without the word, "RTX 4090 TI" is a product
+    (
+        "ID_NUMBER",
+        re.compile(
+            r"\b(?:car|cars|vehicle|van|truck|lorry|motorbike|scooter|plate|reg|insurance|tyres?|tires?)\b"
+            r"[^.!?\n]{0,60}?\b(?P<v>(?-i:[A-Z]{2,3}[ -]?\d{3,4}[ -]?[A-Z]{1,2}))\b",
             _I,
         ),
     ),
@@ -269,12 +287,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
-    # a day without its month: "on the 22nd", "since the 3rd." (not "the 3rd time", "the 18th century")
+    # a day without its month: "on the 22nd", "since the 3rd.", "the 22nd off", "on the 9th about it"
+    # (not "the 3rd time", "the 18th century", "the 2nd floor")
     (
         "DATE",
         re.compile(
             r"\bthe\s+(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
-            r"(?=\s*(?:[,.;:!?)\]\n]|$|\s(?:at|and|or|so|but|when|if|because|to|for|then|this|next|please)\b))",
+            r"(?=\s*(?:[,.;:!?)\]\n]|$|\s(?:at|and|or|so|but|when|if|because|to|for|then|this|next|please|off|about|until|till)\b))",
             _I,
         ),
     ),
@@ -341,7 +360,25 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?:\d{1,4}[a-z]?,?\s+)?(?:(?i:rue|avenue|boulevard|chemin|allée|quai|impasse|viale|corso|piazza|"
             r"calle|avenida|rua|praça|plaza|carrer|paseo)|Via)\s+(?:(?i:de|du|des|la|le|l'|del|della|di|do|da|dos|"
             r"das)\s+)*(?![A-Z]{2,}\b|[A-Z][a-z]+[A-Z])[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*"
-            r"(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}(?:,?\s+\d{1,4}[a-z]?\b)?"
+            r"(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}(?:,?\s+\d{1,4}[a-z]?\b"
+            # a floor and door after the number ("Calle Mayor 5, 3º 2ª", "Carrer Gran 31, 2n 1a")
+            r"(?:,?\s+\d{1,2}(?:º|ª|[nrto]\b|[ao]\b)\.?(?:\s*\d{1,2}(?:º|ª|[ao]\b)?)?)?)?"
+        ),
+    ),
+    # Korean road addresses: "34 Mangwon-ro 12-gil", "Teheran-ro 152", "88 Haeundae-daero"
+    (
+        "LOCATION",
+        re.compile(
+            r"\b(?:\d{1,4}(?:-\d{1,3})?\s+)?(?-i:[A-Z])[a-z]+-(?:ro|gil|daero)\b"
+            r"(?:\s+\d{1,3}(?:beon)?-gil\b)?(?:\s+\d{1,4}(?:-\d{1,3})?\b)?"
+        ),
+    ),
+    # Singapore block addresses: "Blk 190 Lorong 6 Toa Payoh #08-512", "Block 12A Jurong West St 4"
+    (
+        "LOCATION",
+        re.compile(
+            r"\b(?:Blk|BLK|blk|Block)\s+\d{1,4}[A-Z]?(?=\s+[A-Z])(?:\s+(?:[A-Z][\w'-]*|\d{1,3}\b)){1,6}"
+            r"(?:,?\s+#\d{1,2}-\d{1,4})?"
         ),
     ),
     # the Italian "via" in lowercase is the English word unless a house number follows
@@ -549,7 +586,7 @@ _ORG_WORD = (
     r"(?!(?i:the|a|an|my|your|our|his|her|their|this|that|local|new|nearest|nearby|big|small|public|private|"
     r"community|climbing|good|best|cheap|same|other|old|car|dog|family|to|at|from|in|into|of|and|or|near|"
     r"for|his|her|its|any|some|every|each|one|primary|secondary|is|was|are|be|been|has|have|had|with|by|"
-    r"on|next|last|this|year|term|semester|user|user's|dentist|doctor)\b)[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+    r"on|next|last|this|year|term|semester|user|user's|dentist|doctor|general|clinical|rural)\b)[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 )
 _TYPED_ORG = re.compile(
     rf"\b(?P<v>(?:(?![\w-]+['\u2019]s\b|school\b|college\b|uni\b){_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|"
@@ -557,11 +594,12 @@ _TYPED_ORG = re.compile(
     r"auto\s+repairs|(?:primary|middle|high|secondary|grammar)\s+school))\b",
     re.IGNORECASE,
 )
-#: A hospital or clinic named without an article after a place preposition ("surgery at western
-#: hospital", "from st vincent's hospital"), in any case.
+#: A hospital, clinic or medical practice named without an article after a place preposition
+#: ("surgery at western hospital", "from st vincent's hospital", "at hillview medical practice"),
+#: in any case.
 _CLINIC = re.compile(
     rf"\b(?:at|in|from|to|into)\s+(?P<v>(?:{_ORG_WORD}\s+){{1,2}}(?:hospital|clinic|infirmary|hospice|"
-    r"(?:medical|health)\s+cent(?:re|er)))\b",
+    r"(?:medical|health)\s+cent(?:re|er)|(?:medical|dental|gp)\s+practice))\b",
     re.IGNORECASE,
 )
 #: A nursery or kindergarten named with capitals ("Bright Stars Montessori", "Hikari Hoikuen"); the
@@ -581,7 +619,8 @@ _COLLEGE = re.compile(
 _ORG_TYPE_WORD = re.compile(
     r"elementary|academy|motors|repairs|plumbing|dental|pharmacy|school|university|college|montessori|"
     r"kindergar|preschool|pre-school|nursery|daycare|creche|crèche|kita|hoikuen|youchien|yochien|"
-    r"escolinha|guarder|asilo|kinderopvang|förskola|hospital|clinic|infirmary|hospice|centre|center",
+    r"escolinha|guarder|asilo|kinderopvang|förskola|hospital|clinic|infirmary|hospice|centre|center|"
+    r"practice",
     re.IGNORECASE,
 )
 

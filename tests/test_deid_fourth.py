@@ -1,0 +1,132 @@
+"""Mechanisms added after the fourth held-out corpus was demoted to tuning (2026-12-01).
+
+Obfuscated e-mails with a bracketed "at" and a dotted domain, days after "the" before more
+words, plates after a vehicle word, medical practices, floor-and-door, Korean road and Singapore
+block addresses, names alone on a message's last line. Every behaviour has a negative beside it.
+No sentence here is taken from a corpus.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dataset_builder.detectors import find_patterns, find_typed_organisations
+from dataset_builder.entity_cues import find_signed_people
+
+
+def _found(text: str, kind: str) -> list[str]:
+    return [e.text for e in find_patterns(text) if e.kind == kind]
+
+
+@pytest.mark.parametrize(
+    ("text", "email"),
+    [
+        ("write to office[at]lakeside-school.org.uk today", "office[at]lakeside-school.org.uk"),
+        ("reach me at tomas.k88 (at) seznam.cz, thanks", "tomas.k88 (at) seznam.cz"),
+        ("cc bea_m( at )web.de please", "bea_m( at )web.de"),
+    ],
+)
+def test_bracketed_at_with_a_dotted_domain_is_an_email(text: str, email: str) -> None:
+    assert _found(text, "EMAIL") == [email]
+
+
+@pytest.mark.parametrize(
+    "text", ["i work at shop.com now", "see you (at) home. ok", "meet [at] 5.30 sharp", "lunch at 12.30"]
+)
+def test_a_bare_at_before_a_host_or_a_bracketed_at_before_no_host_is_no_email(text: str) -> None:
+    assert _found(text, "EMAIL") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("can i take the 14th off next month", "the 14th"),
+        ("booked on the 3rd about the boiler", "the 3rd"),
+        ("stay until the 21st until we know", "the 21st"),
+    ],
+)
+def test_a_day_after_the_before_off_about_until(text: str, date: str) -> None:
+    assert _found(text, "DATE") == [date]
+
+
+@pytest.mark.parametrize(
+    "text", ["that was the 3rd time about it", "the 2nd floor off the stairs", "the 18th century about"]
+)
+def test_ordinals_before_a_noun_are_no_date(text: str) -> None:
+    assert _found(text, "DATE") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "plate"),
+    [
+        ("my car is AB 123 CD (a small one)", "AB 123 CD"),
+        ("van insurance for KXY 903J is due", "KXY 903J"),
+        ("new tyres for the Fiesta, reg LM-4821-Q", "LM-4821-Q"),
+    ],
+)
+def test_a_plate_after_a_vehicle_word(text: str, plate: str) -> None:
+    assert _found(text, "ID_NUMBER") == [plate]
+
+
+@pytest.mark.parametrize("text", ["my new GPU is an RTX 4090 TI", "the exam code is ABC 123 D"])
+def test_letters_digits_letters_without_a_vehicle_word_are_no_plate(text: str) -> None:
+    assert _found(text, "ID_NUMBER") == []
+
+
+def test_a_medical_practice_after_a_place_word_is_an_organisation() -> None:
+    found = [e.text for e in find_typed_organisations("seen at brookfield medical practice today")]
+    assert found == ["brookfield medical practice"]
+    assert find_typed_organisations("she works in general medical practice") == []
+    assert find_typed_organisations("he is in private dental practice now") == []
+    assert find_typed_organisations("the practice at my gp practice") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("ship to Calle Olmo 8, 3º 2ª please", "Calle Olmo 8, 3º 2ª"),
+        ("ship to Carrer Nou 12, 1r 2a now", "Carrer Nou 12, 1r 2a"),
+        ("deliver to 51 Yeonhui-ro 8-gil, Seoul", "51 Yeonhui-ro 8-gil"),
+        ("office on Jong-ro 33 floor", "Jong-ro 33"),
+        ("flat at Blk 23 Bedok North Ave 3 #04-17 ok", "Blk 23 Bedok North Ave 3 #04-17"),
+    ],
+)
+def test_floor_door_korean_road_and_block_addresses(text: str, address: str) -> None:
+    assert address in _found(text, "LOCATION")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ship to Calle Olmo 8, 2 boxes", "Block 2 of the course", "a follow-up call", "we did a k-pop class"],
+)
+def test_no_address_in_counts_course_blocks_or_hyphenated_words(text: str) -> None:
+    assert not any(a.endswith(("boxes", "course")) for a in _found(text, "LOCATION"))
+    assert all("-" not in a or a.startswith("Calle") for a in _found(text, "LOCATION"))
+    if text != "ship to Calle Olmo 8, 2 boxes":
+        assert _found(text, "LOCATION") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("let me know if anything changes.\n\nGroetjes,\nMarieke", "Marieke"),
+        ("I'll bring the cake.\n\nSoledad", "Soledad"),
+        ("Can't wait to see you all - 서연\"", "서연"),
+    ],
+)
+def test_a_name_alone_on_the_last_line_is_a_signature(text: str, name: str) -> None:
+    assert [e.text for e in find_signed_people(text)] == [name]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hej Marieke,\nI wanted to ask about Friday",
+        "Have fun!\n\nCheers",
+        "Have a great trip.\n\nEnjoy",
+        "it costs 20 - 30",
+        "that's all for now\n\nBoxing Day",
+    ],
+)
+def test_no_signature_in_greetings_closings_or_public_names(text: str) -> None:
+    assert find_signed_people(text) == []
