@@ -8,8 +8,10 @@ memory, its query and both responses; exact dates are generalized to month and y
 
 A comparison is **withheld** only when redaction changes the basis of its preference (A.4): under
 policy ``"bears_on_preference"`` (the default) when redaction erases the difference between the two
-responses, or generalizes a remembered or asked-for date inside the text where they differ (a
-typed, consistent placeholder keeps the entity and its relations, so it does not withhold);
+responses, or generalizes a remembered or asked-for date inside the text where they differ and
+the generalized date no longer reads as the remembered one (a typed, consistent placeholder keeps
+the entity and its relations, so it does not withhold, and neither does a date generalized to the
+same form in the memory or query and the response when no other date shares that form);
 ``"differing_text"`` withholds on any redaction in the differing text (the strict policy this
 package used first) and ``"generalized_only"`` on any date generalization there. Every redaction
 goes to a review record (field, offsets, kind, replacement, detector) for the human pass A.4
@@ -41,7 +43,7 @@ from typing import Literal
 
 from mirage_bench.structs import field_values
 
-from .detectors import Entity, Recognizer, find_patterns
+from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .preferences import RawPreferenceRecord
@@ -197,7 +199,10 @@ def _withhold_reason(
     the basis of a preference"): a typed placeholder keeps the entity and its relations, so a
     redaction withholds only when it erases the difference between the two responses, or when it
     generalizes a date inside the differing text whose exact value the participant's query or
-    retrieved memories carry (the memory-conditioned response may be preferred for using it).
+    retrieved memories carry (the memory-conditioned response may be preferred for using it),
+    unless that date is generalized alike there and in the response and no other date of the query,
+    memories or memory-free response shares its published form: then the published response still
+    visibly repeats the remembered date, as a consistent placeholder repeats a name.
     ``differing_text`` withholds on any redaction in differing text; ``generalized_only`` on any
     date generalization there.
     """
@@ -222,12 +227,46 @@ def _withhold_reason(
     if raw_differ and published_with == str(fields["response_without_memory"]).strip().lower():
         return REASON_ERASED
     context = _fold(" ".join([record.query, *record.retrieved_memories]))
+    context_dates = [
+        _date_value(span.text)
+        for name, spans in applied.items()
+        if not name.startswith("response_")
+        for span in spans
+        if span.kind == "DATE"
+    ]
+    without_dates = [
+        _date_value(span.text) for span in applied["response_without_memory"] if span.kind == "DATE"
+    ]
     for span in in_diff:
         if span.kind == "DATE":
             digits = re.findall(r"\d+", span.text)
             if digits and all(re.search(rf"(?<!\d){d}(?!\d)", context) for d in digits):
-                return REASON_GENERALIZED
+                if not _generalized_alike(_date_value(span.text), context_dates, without_dates):
+                    return REASON_GENERALIZED
     return ""
+
+
+def _date_value(text: str) -> tuple[str, tuple[int, ...]]:
+    """A date's published form and its exact value (its numbers): "3 June" and "June 3rd" are one
+    date, "June 3" and "June 5" two dates with one published form."""
+    return generalize_date(text), tuple(sorted(int(d) for d in re.findall(r"\d+", text)))
+
+
+def _generalized_alike(
+    value: tuple[str, tuple[int, ...]],
+    context: list[tuple[str, tuple[int, ...]]],
+    without: list[tuple[str, tuple[int, ...]]],
+) -> bool:
+    """True when a response date the query or memories carry reads as they do once generalized, as
+    a consistent placeholder does (A.4: replacements consistent "across a memory, its query, and both
+    candidate responses"): the same date is in the context with the same published form, no other
+    date there or in the memory-free response shares that form (which would hide which date the
+    response used, or a wrong one)."""
+    form = value[0]
+    same_form = [c for c in context if c[0] == form]
+    if value not in same_form:
+        return False
+    return all(c == value for c in same_form) and all(w == value for w in without if w[0] == form)
 
 
 def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:

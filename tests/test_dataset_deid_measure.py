@@ -219,10 +219,39 @@ def test_withholding_keeps_placeholder_contrasts_and_withholds_what_changes_the_
         response_with_memory="Her party is on March 3, 2026.",
         response_without_memory="Throw a party soon.",
     )
-    results = {r.record.record_id: r for r in deidentify_records([kept, erased, dated], ner)}
+    # the response repeats the remembered date in another form: "the 3rd" reads "a date", the memory
+    # "March 2026": the published response no longer visibly uses the remembered date
+    reworded = _record(
+        "r",
+        retrieved_memories=memories,
+        response_with_memory="Her party is on the 3rd.",
+        response_without_memory="Throw a party soon.",
+    )
+    # two remembered dates share the published form "March 2026": which one the response used is lost
+    two_dates = _record(
+        "t",
+        retrieved_memories=[*memories, "Dana Whitfield's exam is on March 20, 2026."],
+        response_with_memory="Her party is on March 3, 2026.",
+        response_without_memory="Throw a party soon.",
+    )
+    # the memory-free response names another March date: after generalization both read alike
+    contrast = _record(
+        "x",
+        retrieved_memories=memories,
+        response_with_memory="Her party is on March 3, 2026.",
+        response_without_memory="Parties often fall on March 7, 2026.",
+    )
+    records = [kept, erased, dated, reworded, two_dates, contrast]
+    results = {r.record.record_id: r for r in deidentify_records(records, ner)}
     assert results["k"].action == "publish"
     assert results["e"].action == "publish"  # [LOCATION_1] vs [PERSON_1]: still a contrast
-    assert (results["d"].action, results["d"].reason) == ("withhold", REASON_GENERALIZED)
+    # generalized alike in the memory and the response ("March 2026" in both), as a consistent
+    # placeholder: the response still visibly repeats the remembered date (A.4)
+    assert results["d"].action == "publish"
+    assert results["d"].fields["response_with_memory"] == "Her party is on March 2026."
+    for rid in ("r", "t", "x"):
+        assert (results[rid].action, results[rid].reason) == ("withhold", REASON_GENERALIZED), rid
+    assert deidentify_records([dated], ner, policy="generalized_only")[0].action == "withhold"
     strict = deidentify_records([kept], ner, policy="differing_text")[0]
     assert strict.action == "withhold"
     # the responses differ only in two names of one person: after redaction they are the same text
@@ -323,7 +352,7 @@ def test_build_summary_counts_withheld_comparisons_per_participant() -> None:
     dated = _record(
         "d",
         retrieved_memories=memories,
-        response_with_memory="The party is on March 3, 2026.",
+        response_with_memory="The party is on the 3rd.",
         response_without_memory="Throw a party soon.",
     )
     kept = _record(
