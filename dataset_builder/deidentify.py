@@ -47,7 +47,14 @@ from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .preferences import RawPreferenceRecord
-from .public import country_names, media_titles, public_mention, residence_before
+from .public import (
+    PUBLIC_SERVICES,
+    country_names,
+    media_titles,
+    public_mention,
+    residence_before,
+    work_context,
+)
 from .resolver import (
     _CASED_TEXT,
     _COMMON_WORD_NAMES,
@@ -327,15 +334,54 @@ _MODEL_YEAR_BEFORE = re.compile(
 _ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the|every|each|any)\s+$", re.IGNORECASE)
 
 
+#: Kinship words (of several languages) before a name: the name is that relative's.
+_KINSHIP_BEFORE = re.compile(
+    r"^(?:nonna|nonno|oma|opa|lola|lolo|nanay|tatay|abuela|abuelo|mormor|morfar|farmor|farfar|babcia|"
+    r"dziadek|yiayia|halmeoni|halabeoji|tante|oncle|tia|tio|auntie|aunty|aunt|uncle|mamie|bibi|bubbe|"
+    r"vovo|avo|bestemor|bestefar)\s+"
+)
+
+
+#: Greetings and closings of several languages: never a name, and not part of the name after them
+#: ("Hej Solrosen!", "Saludos,").
+_GREETINGS = frozenset(
+    """hi hello hey dear hej hejsan hallo hoi hola ola ciao salve bonjour salut servus moin ahoj czesc
+    szia merhaba annyeong howdy greetings saludos abrazos besos groetjes groeten halsningar mvh cheers
+    thanks tack gracias grazie merci danke obrigado obrigada cordialmente atentamente regards bises
+    baci kisses xoxo""".split()
+)
+
+
+def _without_greeting(entity: Entity) -> Entity | None:
+    """A named span without the greeting or closing word it starts with ("Hej Solrosen" →
+    "Solrosen"); ``None`` for a span that is only such words ("Saludos")."""
+    if entity.kind not in _NAMED_KINDS:
+        return entity
+    words = list(re.finditer(r"[^\W\d_]+", entity.text))
+    if not words or _fold(words[0].group(0)) not in _GREETINGS:
+        return entity
+    rest = next((w for w in words if _fold(w.group(0)) not in _GREETINGS), None)
+    if rest is None:
+        return None
+    return Entity(
+        entity.start + rest.start(), entity.end, entity.kind, entity.text[rest.start() :], entity.source
+    )
+
+
 def _without_honorific(entity: Entity) -> Entity:
     """A person span without the honorific or kinship word before the name ("Mamie Jeanne" →
-    "Jeanne", "Doña Célia" → "Célia"): the word is common, the name identifies."""
-    if entity.kind != "PERSON":
+    "Jeanne", "Doña Célia" → "Célia"): the word is common, the name identifies. A place or
+    organisation span that starts with one is that person ("Oma Griet's" → "Griet")."""
+    if entity.kind not in ("PERSON", "LOCATION", "ORGANIZATION"):
         return entity
     m = _HONORIFIC_BEFORE.match(_fold(entity.text))
     if not m or m.end() >= len(entity.text):
         return entity
-    return Entity(entity.start + m.end(), entity.end, entity.kind, entity.text[m.end() :], entity.source)
+    if entity.kind != "PERSON" and not _KINSHIP_BEFORE.match(_fold(entity.text)):
+        return entity  # "Don Quijote" the shop, "Dom Pedro" the street
+    # a kinship word or honorific before a name makes it a person whatever NER called it
+    # ("Nonna Pina's" labelled a place)
+    return Entity(entity.start + m.end(), entity.end, "PERSON", entity.text[m.end() :], entity.source)
 
 
 def _is_response(slot: str) -> bool:
@@ -436,6 +482,7 @@ def deidentify_records(
     # ("Bright Stars Montessori", which the small model calls a work of art)
     ner_public: dict[str, set[str]] = defaultdict(set)
     articled: dict[str, set[str]] = defaultdict(set)
+    employers: dict[str, set[str]] = defaultdict(set)
     patterns = {text: find_patterns(text) for text in unique}
     countries = country_names()
     for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
@@ -463,6 +510,19 @@ def deidentify_records(
             if entity.kind == "LOCATION" and residence_before(text, entity.start):
                 if _key(entity.text) in countries:
                     redactors[pid].residences.add(_key(entity.text))
+    # a shop or app used by millions is public for the participant, unless their texts tie it to
+    # someone's work anywhere ("i work nights at tesco", "ana from glovo asked")
+    for pid, _, text in jobs:
+        folded = _fold(text)
+        for key in PUBLIC_SERVICES:
+            if key not in folded:
+                continue
+            for m in re.finditer(rf"(?<!\w){re.escape(key)}(?!\w)", folded):
+                public[pid].add(key)
+                if work_context(text, m.start(), m.end()):
+                    employers[pid].add(key)
+    for pid in public:
+        public[pid] -= employers[pid]
     for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")
         for nick, full in find_nicknames(text):
             redactors[pid].learn(
@@ -484,7 +544,7 @@ def deidentify_records(
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
         ner_entities = [
             e
-            for e in map(_without_honorific, ner_entities)
+            for e in map(_without_honorific, filter(None, map(_without_greeting, ner_entities)))
             if e.kind != "PUBLIC"
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
@@ -493,7 +553,7 @@ def deidentify_records(
         ]
         cued = [
             e
-            for e in map(_without_honorific, patterns[text])
+            for e in map(_without_honorific, filter(None, map(_without_greeting, patterns[text])))
             if not (e.kind == "PERSON" and _HONORIFIC_BEFORE.fullmatch(_fold(e.text) + " "))
             and not (
                 e.kind == "PERSON" and e.source in _OVERRIDABLE_SOURCES and _key(e.text) in articled[pid]

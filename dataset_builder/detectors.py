@@ -260,7 +260,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "HANDLE",
         re.compile(
             rf"\b(?:at|is|tag|handle|as|{_PLATFORMS})\s+"
-            r"(?P<v>[a-z0-9_]+(?:\.[a-z0-9_]+)+)\b(?!\.\w)",
+            r"(?P<v>(?=[\w.]*[a-z_])[a-z0-9_]+(?:\.[a-z0-9_]+)+)\b(?!\.\w)",  # a letter: not "at 38.5"
             _I,
         ),
     ),

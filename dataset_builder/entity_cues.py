@@ -422,7 +422,8 @@ def find_signed_people(text: str) -> list[Entity]:
                 pattern is _FINAL_NAME and _final_line_common(words, text, m.start("v"), m.end("v"))
             ):
                 continue
-            found.append(Entity(m.start("v"), m.end("v"), "PERSON", m.group("v"), "personcue"))
+            if not any((e.start, e.end) == (m.start("v"), m.end("v")) for e in found):
+                found.append(Entity(m.start("v"), m.end("v"), "PERSON", m.group("v"), "personcue"))
     return found
 
 

@@ -31,7 +31,10 @@ import re
 
 __all__ = [
     "BRANDS",
+    "PUBLIC_AGENCIES",
     "PUBLIC_ENTITIES",
+    "PUBLIC_SERVICES",
+    "work_context",
     "country_names",
     "media_titles",
     "programming_languages",
@@ -49,6 +52,33 @@ PUBLIC_ENTITIES = frozenset(
     leaving cert garmin fitbit kindle airpods playstation xbox python javascript typescript java kotlin
     swift notion aadhaar pan ssn sin tfn nino ppsn abn esta eta evisa""".split()
 ) | frozenset({"leaving cert", "apple watch", "apple pencil", "nintendo switch", "nmc online"})
+#: National tax, social-security, health and registry agencies and the ID schemes they issue, of
+#: many countries (naming the scheme or the agency identifies nobody; the number after it does).
+PUBLIC_AGENCIES = frozenset(
+    """belastingdienst digid bsn ggd uwv duo svb skatteverket försäkringskassan forsakringskassan bankid
+    personnummer kronofogden skatteetaten nav skat mitid nemid cpr kela finanzamt elster schufa bafög
+    bafoeg krankenkasse caf cpam urssaf ameli hacienda dni nie nif sepe dgt inps inail spid asl
+    sat imss issste rfc curp ine infonavit cpf sus inss philhealth sss pag-ibig pagibig bir lto iras
+    singpass nric fin hdb lhdn kwsp epf mykad nhis hometax uidai epfo kra nhif sha nssf ecitizen itax
+    sars sassa uif firs nin bvn jamb waec gra dwp ucas ofsted uscis fafsa medicaid ohip msp hse
+    mygovid mygov ndis acc kiwisaver centrelink p9 p60 p45 w-2 1099""".split()
+) | frozenset(
+    {
+        "agencia tributaria", "seguridad social", "agenzia delle entrate", "codice fiscale",
+        "receita federal", "home affairs", "universal credit", "service canada", "carte vitale",
+        "france travail", "pôle emploi", "my number", "agentur für arbeit", "ghana card",
+    }
+)  # fmt: skip
+#: Apps, shops and services used by millions across countries (ride-hailing, delivery, design,
+#: fitness, supermarkets, marketplaces).
+PUBLIC_SERVICES = frozenset(
+    """bolt lyft grab gojek didi careem glovo deliveroo doordash rappi swiggy zomato foodpanda instacart
+    figma canva procreate photoshop lightroom strava duolingo tinder bumble hinge airbnb ryanair easyjet
+    revolut monzo klarna shopee lazada tokopedia coupang jumia takealot aliexpress temu shein ikea lidl
+    aldi tesco sainsbury's asda carrefour mercadona esselunga conad rewe edeka woolworths coles walmart
+    costco oxxo kakaotalk kakao naver line wechat alipay gcash m-pesa mpesa paytm upi pix venmo zelle
+    trello asana jira miro blablacar flixbus trainline""".split()
+) | frozenset({"uber eats", "just eat", "albert heijn", "pick n pay", "mercado libre", "google maps"})
 #: Makes and brands whose products people name ("Honda Civic", "Apple Watch", "Mazda 3").
 BRANDS = frozenset(
     """apple google samsung sony microsoft nintendo honda toyota mazda ford tesla bmw audi volkswagen vw
@@ -72,6 +102,19 @@ _WORK_BEFORE = re.compile(
 _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
     r"finale|series|soundtrack|tickets)\b",
+    re.IGNORECASE,
+)
+#: A sentence that ties a shop or app to someone's work: it may be their employer.
+_WORK_SENTENCE = re.compile(
+    r"\b(?:work|works|working|worked|job|jobs|shifts?|nights|lates|employer|employed|colleagues?|boss|"
+    r"manager|intern|internship|hired|interview|interviews|recruiter|recruiters)\b",
+    re.IGNORECASE,
+)
+#: Someone from the organisation doing something ("li from acme asked…"): the person's employer.
+_FROM_BEFORE = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+_ACTS_AFTER = re.compile(
+    r"^(?:'s)?\s+(?:asked|asks|wants|wanted|said|says|told|tells|emailed|emails|messaged|called|calls|sent|"
+    r"sends|needs|needed|invited|offered|replied|is|was)\b",
     re.IGNORECASE,
 )
 _DETERMINER_BEFORE = re.compile(r"\b(?:the|a|an|my|our|his|her|their|your)\s+$", re.IGNORECASE)
@@ -182,6 +225,18 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[left + 1 : min(rights) if rights else len(text)]
 
 
+def work_context(text: str, start: int, end: int) -> bool:
+    """True when the span's sentence ties it to someone's work ("i work nights at tesco") or a
+    person acts from it ("ana from glovo asked"): a shop or app named so may be an employer.
+
+    >>> work_context("i work lates at lidl", 16, 20), work_context("cheaper at lidl", 11, 15)
+    (True, False)
+    """
+    if _WORK_SENTENCE.search(_sentence(text, start, end)):
+        return True
+    return bool(_FROM_BEFORE.search(text[:start]) and _ACTS_AFTER.match(text[end:]))
+
+
 def public_mention(surface: str, text: str, start: int, end: int, *, kind: str | None = None) -> bool:
     """True for a named-entity span that names something public, not a person's own context.
 
@@ -203,7 +258,9 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     employer = bool(_WORK_BEFORE.search(before))
     words = key.split()
     if not employer:
-        if key in PUBLIC_ENTITIES or (words and words[0] in BRANDS and len(words) >= 2):
+        if key in PUBLIC_ENTITIES or key in PUBLIC_AGENCIES:
+            return True
+        if words and words[0] in BRANDS and len(words) >= 2:
             return True
         if len(words) == 1 and key in BRANDS and (_DETERMINER_BEFORE.search(before) or after[:2] == "'s"):
             return True

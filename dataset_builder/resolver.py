@@ -165,7 +165,9 @@ _HONORIFIC_AFTER = re.compile(r"-(?:san|kun|chan|sama|sensei|senpai|ssi|nim|ji)$
 _HONORIFIC_BEFORE = re.compile(
     r"^(?:dona|dono|don|dom|senhor|senhora|seu|sr|sra|herr|frau|mamie|papi|tante|oncle|tia|tio|"
     r"auntie|aunty|aunt|uncle|mama|baba|nana|abuela|abuelo|nonna|nonno|oma|opa|lola|lolo|tita|tito|"
-    r"bibi|mzee|ate|kuya|ajumma|ahjussi|halmeoni|monsieur|madame|signora|signor)\s+"
+    r"bibi|mzee|ate|kuya|ajumma|ahjussi|halmeoni|halabeoji|monsieur|madame|signora|signor|nanay|tatay|"
+    r"inay|itay|mormor|morfar|farmor|farfar|bestemor|bestefar|babcia|dziadek|bunica|yiayia|pappou|"
+    r"bubbe|zaide|nonnina|vovo|avo)\s+"
 )
 
 
@@ -635,15 +637,23 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     return resolve_overlaps(named)
 
 
+#: A saint's title right before a name: the saint (and the saint's day), not the participant's
+#: relative who shares the name.
+_SAINT_BEFORE = re.compile(r"\b(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\.?)\s+$", re.IGNORECASE)
+
+
 def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | None = None) -> bool:
     """False for a name-shaped span that is an everyday word in context.
 
     A lowercase everyday-word name ("will", "grace"), a capitalized one at the start of a sentence
     before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
-    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`).
+    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`), nor
+    a person's name after a saint's title ("Sant Jordi").
     """
     if public_mention(surface, text, start, end, kind=kind) or _COMPOUND_TITLE.search(surface):
         return False
+    if kind == "PERSON" and _SAINT_BEFORE.search(text[:start]):
+        return False  # "Sant Jordi", "São João", "Sankt Martin": a saint or the saint's day
     if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
         start > 0 and text[start - 1] == "-"
     ):

@@ -130,3 +130,110 @@ def test_a_name_alone_on_the_last_line_is_a_signature(text: str, name: str) -> N
 )
 def test_no_signature_in_greetings_closings_or_public_names(text: str) -> None:
     assert find_signed_people(text) == []
+
+
+# --- public agencies, ID schemes and services; employers; kinship words; decimals -----------------
+
+
+def _published(records: list, ner: object) -> dict[str, dict]:
+    from dataset_builder.deidentify import deidentify_records
+
+    return {r.record.record_id: r.fields for r in deidentify_records(records, ner)}
+
+
+def test_agencies_and_id_schemes_are_public_the_number_is_not() -> None:
+    from tests.test_dataset_deid_measure import FixedNer, _record
+
+    record = _record(
+        "a",
+        query="the Finanzamt wants my Steuer-ID, and Kela sent a letter to Ritva Laine",
+        response_with_memory="Kela letters are routine; ask Ritva Laine.",
+        response_without_memory="Kela letters are routine.",
+    )
+    ner = FixedNer({"Kela": "ORGANIZATION", "Ritva Laine": "PERSON", "Finanzamt": "ORGANIZATION"})
+    fields = _published([record], ner)["a"]
+    assert "Kela" in fields["query"] and "Finanzamt" in fields["query"]
+    assert "Ritva Laine" not in fields["query"]
+
+
+def test_a_service_is_public_unless_the_participant_works_there() -> None:
+    from tests.test_dataset_deid_measure import FixedNer, _record
+
+    ner = FixedNer({"Deliveroo": "ORGANIZATION", "deliveroo": "ORGANIZATION", "Lidl": "ORGANIZATION"})
+    shopper = _record("s", "p1", query="is Lidl or Deliveroo cheaper for a weekly shop?")
+    worker = _record(
+        "w",
+        "p2",
+        query="i work lates at deliveroo, tips to wind down?",
+        response_with_memory="After a late at Deliveroo, try a warm shower.",
+    )
+    contact = _record("c", "p3", query="tom from Lidl asked for my cv, and is Lidl hiring?")
+    published = _published([shopper, worker, contact], ner)
+    assert "Lidl" in published["s"]["query"] and "Deliveroo" in published["s"]["query"]
+    assert "deliveroo" not in published["w"]["query"]
+    assert "Deliveroo" not in published["w"]["response_with_memory"]  # the same name everywhere
+    assert "Lidl" not in published["c"]["query"]
+
+
+def test_work_context() -> None:
+    from dataset_builder.public import work_context
+
+    text = "my shift at lidl ends late"
+    assert work_context(text, 12, 16)
+    text = "ana from lidl asked me"
+    assert work_context(text, 9, 13)
+    text = "cheaper from lidl than aldi"
+    assert not work_context(text, 13, 17)
+
+
+def test_a_kinship_word_before_a_name_makes_a_person_of_any_ner_label() -> None:
+    from tests.test_dataset_deid_measure import FixedNer, _record
+
+    record = _record("k", query="what to cook for Oma Griet and a trip to Don Benito?")
+    ner = FixedNer({"Oma Griet": "LOCATION", "Don Benito": "LOCATION"})
+    query = _published([record], ner)["k"]["query"]
+    assert "Oma [PERSON_1]" in query  # the kinship word stays, the name goes, as a person
+    assert "Don" not in query  # a place that starts with an honorific stays a whole place
+
+
+def test_a_decimal_after_at_is_no_handle() -> None:
+    assert _found("at 38.5 give her fluids", "HANDLE") == []
+    assert _found("find me at jo.bakes on there", "HANDLE") == ["jo.bakes"]
+
+
+# --- greetings, saints, and the exact-text check beside a must-keep phrase ---------------------
+
+
+def test_a_greeting_or_closing_is_no_name_and_leaves_the_name_after_it() -> None:
+    from tests.test_dataset_deid_measure import FixedNer, _record
+
+    record = _record(
+        "g",
+        query="write a note to maple leaves, the nursery",
+        response_with_memory="Hola Maple Leaves!\n\nWe are away on Friday.\n\nSaludos,\nIrene",
+    )
+    ner = FixedNer({"Hola Maple Leaves": "PERSON", "Saludos": "PERSON", "Irene": "PERSON"})
+    text = _published([record], ner)["g"]["response_with_memory"]
+    assert text.startswith("Hola [PERSON_")
+    assert "Saludos," in text and "Irene" not in text
+
+
+def test_a_name_after_a_saints_title_is_the_saint() -> None:
+    from tests.test_dataset_deid_measure import FixedNer, _record
+
+    record = _record("s", query="pia's bday falls on santa pia week, and pia loves roses")
+    text = _published([record], FixedNer({"pia": "PERSON"}))["s"]["query"]
+    assert text == "[PERSON_1]'s bday falls on santa pia week, and [PERSON_1] loves roses"
+
+
+def test_the_exact_text_check_skips_a_context_items_text_inside_a_must_keep_phrase() -> None:
+    from dataset_builder.pii_eval import PlantedItem, evaluate_planted
+    from tests.test_dataset_deid_measure import FixedNer, _corpus, _record
+
+    record = _record("s", query="pia's bday falls on santa pia week")
+    item = PlantedItem("PERSON", "pia", "pia", "pia's bday")
+    kept = evaluate_planted(_corpus(record, [item], ["santa pia"]), FixedNer({"pia": "PERSON"}))
+    assert kept.leaks_in_published == 0 and kept.over_redaction["lost"] == 0
+    # without the must-keep phrase the corpus does not say "santa pia" is no identifier: a leak
+    bare = evaluate_planted(_corpus(record, [item]), FixedNer({"pia": "PERSON"}))
+    assert bare.leaks_in_published == 1
