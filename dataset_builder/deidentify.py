@@ -48,6 +48,8 @@ from .entity_cues import find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .preferences import RawPreferenceRecord
 from .public import (
+    PUBLIC_AGENCIES,
+    PUBLIC_ENTITIES,
     PUBLIC_SERVICES,
     country_names,
     media_titles,
@@ -276,12 +278,30 @@ def _generalized_alike(
     return all(c == value for c in same_form) and all(w == value for w in without if w[0] == form)
 
 
+def _public_word(key: str, public: set[str]) -> bool:
+    """True for a name public for the participant or an agency, ID scheme or platform anywhere."""
+    return key in public or key in PUBLIC_AGENCIES or key in PUBLIC_ENTITIES
+
+
+#: "My" of several languages, before a public service's name ("Mijn Belastingdienst").
+_POSSESSIVES = frozenset("my mijn mein meine mon ma mi mio mia min mitt meu minha moj moje".split())
+
+
 def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
     """True when the span, alone or with up to three words before it, is (part of) a public name:
     "lotus" in "the white lotus" beside the public title "White Lotus"."""
     key = _key(entity.text)
     if _public_key(key, public):
         return True
+    words = key.split()
+    raw_words = entity.text.split()
+    if len(words) >= 2 and len(raw_words) == len(words):
+        # a public name and the chat words NER ran on into ("coupang pls", "strava bio")
+        if _public_word(words[0], public) and all(w.islower() for w in raw_words[1:]):
+            return True
+        # a public service's own "my" page ("Mijn Belastingdienst", "My Account" of a public name)
+        if words[0] in _POSSESSIVES and _public_word(" ".join(words[1:]), public):
+            return True
     before = re.findall(r"[\w'\u00c0-\u024f-]+", _fold(text[: entity.start]))[-3:]
     return any(_public_key(" ".join([*before[i:], key]), public) for i in range(len(before)))
 

@@ -543,6 +543,13 @@ _INFINITIVE_BEFORE = re.compile(
 )
 
 
+#: Places named with "the" ("the hague"); after "the" any other lowercase name is a common noun.
+_PLACES_AFTER_THE = frozenset(
+    """hague bronx gambia bahamas netherlands philippines maldives seychelles wirral cotswolds dalles
+    woodlands midlands highlands borders algarve riviera""".split()
+)
+
+
 def find_places(text: str) -> list[Entity]:
     """Place names of :func:`place_names` after a place preposition ("moved to round rock")."""
     names = place_names()
@@ -561,6 +568,14 @@ def find_places(text: str) -> list[Entity]:
                     break  # "Stripe, Rust is…": after a comma only the tail of an address is a place
                 if phrase.islower() and _VERB_OBJECT_AFTER.match(after):
                     break  # "in reading the paper": a gerund or verb, not the town
+                cue = text[m.start() : start]
+                if (
+                    phrase.islower()
+                    and re.search(r"\bthe\s+$", cue, _I)
+                    and f"the {phrase}" not in names
+                    and phrase not in _PLACES_AFTER_THE
+                ):
+                    break  # "an email to the council": a common noun after "the", not the town
                 if (
                     phrase.islower()
                     and m.group(0).lower().startswith("to")

@@ -490,6 +490,8 @@ def find_nicknames(text: str) -> list[tuple[str, str]]:
         a, b = m.group("a"), m.group("b")
         if any(w.lower() in _NEVER for w in (*a.split(), *b.split())):
             continue
+        if text[m.start() : m.start() + 4].lower() == "with" and not (a[:1].isupper() or b[:1].isupper()):
+            continue  # "with chickenpox (varicella)": a gloss, not a nickname
         if _RELATION_START.match(text[m.start() :]) and not _POSSESSIVE_RELATION.search(text[: m.start()]):
             continue
         pairs.append((b, a) if len(b.split()) <= len(a.split()) else (a, b))

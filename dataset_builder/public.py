@@ -171,6 +171,17 @@ _RESIDENCE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 #: Countries that are one city: naming one names the city.
+#: Short and official names of countries libphonenumber spells otherwise (matched in their own
+#: case by NER; "us" is also a pronoun, which NER does not label).
+_COUNTRY_ALIASES = frozenset(
+    """us usa u.s. u.s.a. uk u.k. uae drc prc roc korea holland england scotland wales""".split()
+) | frozenset(
+    {
+        "the netherlands", "the us", "the uk", "great britain", "united states of america",
+        "republic of korea", "republic of ireland", "people's republic of china", "czech republic",
+        "russian federation", "kingdom of saudi arabia",
+    }
+)  # fmt: skip
 _CITY_STATES = frozenset({"singapore", "monaco", "hong kong", "macau", "macao", "gibraltar", "vatican city"})
 _STOP = frozenset(
     """every each on at in with and or but for to of from so because when while after before since
@@ -191,7 +202,11 @@ def country_names() -> frozenset[str]:
     except ImportError:
         return frozenset()
     names = {geocoder._region_display_name(region, "en").lower() for region in LOCALE_DATA}
-    return frozenset(name for name in names if name and name not in _CITY_STATES)
+    names = {name for name in names if name and name not in _CITY_STATES}
+    # the official long forms ("Republic of Korea") and the usual short ones ("US", "UAE")
+    names |= {f"republic of {name}" for name in names if " " not in name}
+    names |= _COUNTRY_ALIASES
+    return frozenset(names)
 
 
 @functools.lru_cache(maxsize=1)

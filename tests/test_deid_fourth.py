@@ -237,3 +237,45 @@ def test_the_exact_text_check_skips_a_context_items_text_inside_a_must_keep_phra
     # without the must-keep phrase the corpus does not say "santa pia" is no identifier: a leak
     bare = evaluate_planted(_corpus(record, [item]), FixedNer({"pia": "PERSON"}))
     assert bare.leaks_in_published == 1
+
+
+# --- glosses, countries, common nouns after "the", public names with chat words ----------------
+
+
+def test_a_lowercase_gloss_in_brackets_after_with_is_no_nickname() -> None:
+    from dataset_builder.entity_cues import find_nicknames
+
+    assert find_nicknames("kids with measles (mazelen) stay home") == []
+    assert find_nicknames("lunch with Ana Sousa (Nini) later") == [("Nini", "Ana Sousa")]
+
+
+def test_short_and_long_country_names_are_countries() -> None:
+    from dataset_builder.public import country_names
+
+    names = country_names()
+    assert {"us", "uae", "republic of korea", "republic of ireland"} <= names
+    assert "seoul" not in names and "singapore" not in names
+
+
+def test_a_lowercase_place_name_after_the_is_a_common_noun() -> None:
+    from dataset_builder.detectors import find_places
+
+    assert find_places("i wrote to the council about it") == []
+    assert [e.text for e in find_places("we moved to council bluffs")] == ["council bluffs"]
+
+
+def test_a_public_name_with_chat_words_or_a_my_page_is_public() -> None:
+    from tests.test_dataset_deid_measure import FixedNer, _record
+
+    record = _record(
+        "p",
+        query="lidl pls or aldi? and log in to Mijn DigiD for Ria Bos",
+        response_with_memory="Lidl is fine.",
+    )
+    ner = FixedNer({"lidl pls": "PERSON", "Mijn DigiD": "ORGANIZATION", "Ria Bos": "PERSON"})
+    query = _published([record], ner)["p"]["query"]
+    assert query.startswith("lidl pls or aldi?") and "Mijn DigiD" in query
+    assert "Ria Bos" not in query
+    # a name and a capitalised word after it is no chat word: "Ria Bos" stays a name
+    other = _record("q", "p9", query="ask Lidl Bos about it")
+    assert "Lidl Bos" not in _published([other], FixedNer({"Lidl Bos": "PERSON"}))["q"]["query"]
