@@ -558,6 +558,25 @@ def deidentify_records(
         pid: own_words(text for (p, slot, text) in jobs if p == pid and not _is_response(slot))
         for pid in by_participant
     }
+    # a date the memory-free response names that none of the participant's own texts carries is
+    # general knowledge ("the filing deadline is 30 June"), in both responses of that record
+    own_text = {
+        pid: " ".join(text for (p, slot, text) in jobs if p == pid and not _is_response(slot))
+        for pid in by_participant
+    }
+    general_dates: dict[str, set[tuple[str, tuple[int, ...]]]] = defaultdict(set)
+    for pid, group in by_participant.items():
+        for record in group:
+            values = {
+                _date_value(e.text)
+                for e in find_patterns(record.response_without_memory)
+                if e.kind == "DATE"
+                and not any(
+                    re.search(rf"(?<!\d){d}(?!\d)", own_text[pid]) for d in re.findall(r"\d+", e.text)
+                )
+            }
+            for name in ("response_with_memory", "response_without_memory"):
+                general_dates[f"{record.record_id}\0{name}"] = values
     ner_raw: dict[str, list[Entity]] = {}
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
@@ -579,6 +598,7 @@ def deidentify_records(
                 e.kind == "PERSON" and e.source in _OVERRIDABLE_SOURCES and _key(e.text) in articled[pid]
             )
             and not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
+            and not (e.kind == "DATE" and _is_response(slot) and _date_value(e.text) in general_dates[slot])
         ]
         cued = [
             e

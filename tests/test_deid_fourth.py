@@ -279,3 +279,27 @@ def test_a_public_name_with_chat_words_or_a_my_page_is_public() -> None:
     # a name and a capitalised word after it is no chat word: "Ria Bos" stays a name
     other = _record("q", "p9", query="ask Lidl Bos about it")
     assert "Lidl Bos" not in _published([other], FixedNer({"Lidl Bos": "PERSON"}))["q"]["query"]
+
+
+def test_a_date_only_the_memory_free_response_and_general_knowledge_carry_is_kept() -> None:
+    from tests.test_dataset_deid_measure import FixedNer, _record
+
+    general = _record(
+        "g",
+        query="how do i file my taxes online?",
+        response_with_memory="Use the portal; the deadline is 31 July.",
+        response_without_memory="File on the portal. The deadline is 31 July.",
+    )
+    personal = _record(
+        "h",
+        "p2",
+        query="my bday is 31 July, party ideas?",
+        response_with_memory="For 31 July, a picnic.",
+        response_without_memory="Summer parties suit 31 July well.",
+    )
+    published = _published([general, personal], FixedNer({}))
+    assert "31 July" in published["g"]["response_with_memory"]
+    assert "31 July" in published["g"]["response_without_memory"]
+    # the participant wrote the date: it is theirs, in every field
+    assert "31 July" not in published["h"]["response_with_memory"]
+    assert "31 July" not in published["h"]["response_without_memory"]
