@@ -278,9 +278,27 @@ def _generalized_alike(
     return all(c == value for c in same_form) and all(w == value for w in without if w[0] == form)
 
 
+#: A government host ("canada.ca/…" is no person's site, nor "gov.uk", "impots.gouv.fr", "gob.mx").
+_GOV_HOST = re.compile(r"(?:^|\.)(?:gov|gouv|gob|govt|gv|overheid|bund|admin)\.|\.gov$|^canada\.ca$")
+
+
+def _public_url(url: str) -> bool:
+    """True for the site of an agency or ID scheme ("ameli.fr"), of a government ("my.gov.au",
+    "canada.ca") or a platform's home page ("instagram.com", not "instagram.com/ana.b"): no
+    participant's own site."""
+    host, _, path = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.lower()).partition("/")
+    labels = host.split(".")
+    if len(labels) < 2:
+        return False
+    name = labels[-3] if len(labels) >= 3 and labels[-2] in ("co", "com", "gov", "org") else labels[-2]
+    if _GOV_HOST.search(host) or (name in PUBLIC_AGENCIES and len(name) > 3):
+        return True
+    return name in PUBLIC_ENTITIES and not path.strip("/")  # "instagram.com/ana.b" names a person
+
+
 def _public_word(key: str, public: set[str]) -> bool:
     """True for a name public for the participant or an agency, ID scheme or platform anywhere."""
-    return key in public or key in PUBLIC_AGENCIES or key in PUBLIC_ENTITIES
+    return key in public or (key in PUBLIC_AGENCIES and len(key) > 3) or key in PUBLIC_ENTITIES
 
 
 #: "My" of several languages, before a public service's name ("Mijn Belastingdienst").
@@ -303,7 +321,10 @@ def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
         if words[0] in _POSSESSIVES and _public_word(" ".join(words[1:]), public):
             return True
     before = re.findall(r"[\w'\u00c0-\u024f-]+", _fold(text[: entity.start]))[-3:]
-    return any(_public_key(" ".join([*before[i:], key]), public) for i in range(len(before)))
+    return any(
+        _public_key(phrase, public) or phrase in PUBLIC_AGENCIES
+        for phrase in (" ".join([*before[i:], key]) for i in range(len(before)))
+    )  # "Vitale" of "carte Vitale"
 
 
 def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[str]]:
@@ -598,6 +619,7 @@ def deidentify_records(
                 e.kind == "PERSON" and e.source in _OVERRIDABLE_SOURCES and _key(e.text) in articled[pid]
             )
             and not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
+            and not (e.kind == "URL" and _public_url(e.text))
             and not (e.kind == "DATE" and _is_response(slot) and _date_value(e.text) in general_dates[slot])
         ]
         cued = [

@@ -240,6 +240,15 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[left + 1 : min(rights) if rights else len(text)]
 
 
+def _agency(key: str, surface: str) -> bool:
+    """True for an agency or ID scheme of :data:`PUBLIC_AGENCIES`; one of three letters or fewer only
+    in capitals ("NAV", "SSS"), since such words are also first names ("Nav", "Fin")."""
+    if key not in PUBLIC_AGENCIES:
+        return False
+    letters = re.sub(r"[^\w]", "", surface)
+    return len(key) > 3 or letters.isupper()
+
+
 def work_context(text: str, start: int, end: int) -> bool:
     """True when the span's sentence ties it to someone's work ("i work nights at tesco") or a
     person acts from it ("ana from glovo asked"): a shop or app named so may be an employer.
@@ -273,8 +282,10 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     employer = bool(_WORK_BEFORE.search(before))
     words = key.split()
     if not employer:
-        if key in PUBLIC_ENTITIES or key in PUBLIC_AGENCIES:
+        if key in PUBLIC_ENTITIES or _agency(key, surface):
             return True
+        if len(words) >= 2 and _agency(words[0], surface.split()[0]) and kind != "PERSON":
+            return True  # an agency's programme or service: "Medicare Safety Net", "CRA My Account"
         if words and words[0] in BRANDS and len(words) >= 2:
             return True
         if len(words) == 1 and key in BRANDS and (_DETERMINER_BEFORE.search(before) or after[:2] == "'s"):

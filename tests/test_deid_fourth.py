@@ -303,3 +303,34 @@ def test_a_date_only_the_memory_free_response_and_general_knowledge_carry_is_kep
     # the participant wrote the date: it is theirs, in every field
     assert "31 July" not in published["h"]["response_with_memory"]
     assert "31 July" not in published["h"]["response_without_memory"]
+
+
+# --- agency sites, programmes, short acronyms ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "public"),
+    [
+        ("ameli.fr", True),
+        ("www.gov.uk/council-tax", True),
+        ("impots.gouv.fr", True),
+        ("instagram.com", True),
+        ("instagram.com/ana.bakes", False),  # a platform page with a path names its owner
+        ("anabakes.co.uk", False),
+        ("linktr.ee/ana", False),
+    ],
+)
+def test_agency_government_and_platform_home_sites_are_public(url: str, public: bool) -> None:
+    from dataset_builder.deidentify import _public_url
+
+    assert _public_url(url) is public
+
+
+def test_an_agencys_programme_is_public_and_a_short_acronym_only_in_capitals() -> None:
+    from dataset_builder.public import public_mention
+
+    text = "claim through the Kela Family Benefit, and ask NAV or Nav Singh"
+    assert public_mention("Kela Family Benefit", text, 18, 37, kind="ORGANIZATION")
+    assert public_mention("NAV", text, 47, 50)
+    assert not public_mention("Nav Singh", text, 54, 63, kind="PERSON")
+    assert not public_mention("Nav", text, 54, 57, kind="PERSON")
