@@ -131,7 +131,11 @@ _STREET_WORD = rf"{_NOT_IN_STREET}[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 #: Top-level domains recognised in bare host names ("shop.example.site"); full URLs need none.
 _TLDS = (
     "com|org|net|io|edu|gov|co|me|app|dev|ly|ai|info|biz|site|online|shop|store|blog|xyz|tech|page|link|"
-    "club|art|design|studio|us|uk|ca|de|fr|jp|au|in|nl|eu|tv|fm|gg|so|ch|se|no|es|it|br|mx|nz|ie"
+    "club|art|design|studio|us|uk|ca|de|fr|jp|au|in|nl|eu|tv|fm|gg|so|ch|se|no|es|it|br|mx|nz|ie|"
+    # more country and community domains (not those that are also words or file types: my, is, at,
+    # be, id, to, py, sh, md, rs, pl)
+    "cat|eus|gal|za|ke|sg|ph|kr|ar|cl|pe|cz|dk|fi|pt|gr|tr|ua|tw|hk|th|vn|ng|gh|ug|tz|hu|ro|bg|hr|"
+    "si|sk|lt|lv|ee|lu|il|ae|sa|eg|ma|pk|bd|lk|np|ru|cn"
 )
 #: Social platforms whose name announces a user name ("instagram zoe.makes.things").
 _PLATFORMS = (
@@ -756,6 +760,23 @@ def find_phones(text: str) -> list[Entity]:
     return list(found.values())
 
 
+#: Emoji and pictographs, which end a name ("Sinterklaas 🎁 Fleur" is two).
+_SYMBOLS = re.compile(r"\s*[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\ufe0f\u200d]+\s*")
+
+
+def _split_at_symbols(entity: Entity) -> list[Entity]:
+    """The parts of a span between emoji, each of the span's kind ("Sinterklaas 🎁 Fleur")."""
+    if not _SYMBOLS.search(entity.text):
+        return [entity]
+    out = []
+    for m in re.finditer(r"[^\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\ufe0f\u200d]+", entity.text):
+        surface = m.group(0).strip()
+        if len(surface) >= 2:
+            start = entity.start + m.start() + m.group(0).find(surface)
+            out.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
+    return out
+
+
 def _split_place(entity: Entity) -> list[Entity]:
     """Split "Monzo in Shoreditch" / "Splott, Cardiff" / "Chennai (Adyar" / "YYZ→AMM" into the entity
     and the place(s) after it."""
@@ -885,6 +906,7 @@ class SpacyRecognizer:
                     continue
                 if ent.label_ in ("ORG", "FAC") and not re.search(r"\s+of\s*$", surface):
                     entity = Entity(entity.start, entity.end, kind, surface, "ner-org")
-                entities += _split_place(entity)
+                for piece in _split_at_symbols(entity):
+                    entities += _split_place(piece)
             results.append([Entity(e.start, e.end, e.kind, e.text, "ner") for e in entities])
         return results

@@ -26,8 +26,8 @@ replacement spans:
   placeholders shared by two or more entities (merged).
 
 The corpora shipped in ``tests/fixtures/dataset/`` were written by this project (not study data);
-all of them are tuning corpora since 2026-12-01 (the three ``deid_heldout*`` ones were held out until
-their misses had been seen, the third written blind to the code by someone else; see
+all of them are tuning corpora since 2026-12-01 (the four ``deid_heldout*`` ones were held out until
+their misses had been seen, the third and fourth written blind to the code by someone else; see
 ``docs/deidentification.md``).
 """
 
@@ -75,6 +75,7 @@ _SHIPPED = (
     "deid_heldout_memories.jsonl",
     "deid_heldout2_memories.jsonl",
     "deid_heldout3_memories.jsonl",
+    "deid_heldout4_memories.jsonl",
 )
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 #: Tokens that identify nobody on their own: street types, direction letters, titles, mail words,

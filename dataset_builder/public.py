@@ -86,7 +86,16 @@ BRANDS = frozenset(
 )
 _HOLIDAY = re.compile(
     r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
-    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?)$",
+    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?|"
+    # festivals and holidays of many countries
+    r"sinterklaas|koningsdag|midsummer|midsommar|holi|chuseok|seollal|lunar\s+new\s+year|tet|"
+    r"songkran|nowruz|hanami|obon|carnaval|carnival|karneval|fasching|semana\s+santa|"
+    r"d[ií]a\s+de\s+(?:los\s+)?muertos|fiestas\s+patrias|sinulog|ati-atihan|simbang\s+gabi|waitangi|"
+    r"anzac|matariki|juneteenth|kwanzaa|burns\s+night|bonfire\s+night|guy\s+fawkes|fastelavn|"
+    r"walpurgis|ferragosto|pasqua|pasquetta|sant\s+joan|san\s+ferm[ií]n|fallas|oktoberfest|purim|"
+    r"passover|pesach|rosh\s+hashanah|yom\s+kippur|sukkot|vesak|onam|pongal|durga\s+puja|navratri|"
+    r"raksha\s+bandhan|mid-autumn(?:\s+festival)?|qingming|dragon\s+boat(?:\s+festival)?|"
+    r"jamhuri|madaraka|mashujaa|heritage\s+day|freedom\s+day)$",
     re.IGNORECASE,
 )
 #: "St Patrick's" followed by " Day": the span stopped short of the holiday.

@@ -172,21 +172,21 @@ _HONORIFIC_BEFORE = re.compile(
 
 
 def canonical(kind: str, key: str) -> str:
-    """One form for the spellings of one identifier: a phone's last nine digits ("+353 87 123 4567"
+    """One form for the spellings of one identifier: a phone's last eight digits ("+353 87 123 4567"
     and "087 123 4567"), a URL without scheme, "www." or final slash, a de-obfuscated e-mail, an ID
     number's letters and digits without a leading scheme word ("DL AB123456"), a street with its
     type spelt out and no commas ("23 aro st", "rua dos pinheiros, 498"), a person without an
     honorific ("suzuki-san", "dona chuy").
 
     >>> canonical("PHONE", "+64215550134"), canonical("PHONE", "0215550134")
-    ('215550134', '215550134')
+    ('15550134', '15550134')
     >>> canonical("URL", "https://www.site.com.br/"), canonical("EMAIL", "ama dot oven at gmail dot com")
     ('site.com.br', 'ama.oven@gmail.com')
     >>> canonical("LOCATION", "4/17 droop st"), canonical("PERSON", "suzuki-san")
     ('4/17 droop street', 'suzuki')
     """
     if kind == "PHONE":
-        return re.sub(r"\D", "", key)[-9:]
+        return re.sub(r"\D", "", key)[-8:]  # eight: Singapore's "9123 4567" beside "+65 9123 4567"
     if kind == "URL":
         return re.sub(r"^(?:https?://)?(?:www\.)?", "", key).rstrip("/")
     if kind == "EMAIL":

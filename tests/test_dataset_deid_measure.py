@@ -37,13 +37,15 @@ README_CORPORA = (
     "deid_heldout_memories.jsonl",
     "deid_heldout2_memories.jsonl",
     "deid_heldout3_memories.jsonl",
+    "deid_heldout4_memories.jsonl",
     "deid_tuning_memories.jsonl",
     "planted_pii_corpus.jsonl",
     "planted_pii_heldout.jsonl",
 )
-#: The corpora that meet the whole bar; the third former held-out corpus (written blind, demoted to
-#: tuning on 2026-12-01) does not yet: see docs/deidentification.md.
-BAR_CORPORA = tuple(name for name in README_CORPORA if name != "deid_heldout3_memories.jsonl")
+#: The corpora written blind to the code by someone else (demoted to tuning on 2026-12-01): they do
+#: not yet meet the whole bar (see docs/deidentification.md); the others do.
+BLIND_CORPORA = ("deid_heldout3_memories.jsonl", "deid_heldout4_memories.jsonl")
+BAR_CORPORA = tuple(name for name in README_CORPORA if name not in BLIND_CORPORA)
 
 
 @pytest.fixture(scope="module")
@@ -302,9 +304,14 @@ def test_readme_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> 
     for name in BAR_CORPORA:
         assert bar_failures(by_name[name]) == [], name
         assert by_name[name].leaks_in_published == 0, name
-    # the third, written blind to the code, meets the recall part of the bar for every kind
+    # the third, written blind to the code, meets the recall and publication parts of the bar
     third = by_name["deid_heldout3_memories.jsonl"]
     assert all(row["recall"] >= 0.95 for row in third.per_kind.values()), third.per_kind
+    assert third.published >= 0.8 * third.comparisons
+    # the fourth, written blind to the code, meets the recall and publication parts of the bar
+    fourth = by_name["deid_heldout4_memories.jsonl"]
+    assert all(row["recall"] >= 0.95 for row in fourth.per_kind.values()), fourth.per_kind
+    assert fourth.published >= 0.8 * fourth.comparisons
 
 
 def test_cli_reports_over_redaction_consistency_and_participants() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from dataset_builder.detectors import find_patterns, find_typed_organisations
+from dataset_builder.detectors import Entity, find_patterns, find_typed_organisations
 from dataset_builder.entity_cues import find_signed_people
 
 
@@ -334,3 +334,43 @@ def test_an_agencys_programme_is_public_and_a_short_acronym_only_in_capitals() -
     assert public_mention("NAV", text, 47, 50)
     assert not public_mention("Nav Singh", text, 54, 63, kind="PERSON")
     assert not public_mention("Nav", text, 54, 57, kind="PERSON")
+
+
+# --- emoji, phone spellings, more country domains, holidays of many countries -------------------
+
+
+def test_an_emoji_ends_a_ner_span() -> None:
+    from dataset_builder.detectors import _split_at_symbols
+
+    entity = Entity(0, 16, "ORGANIZATION", "Diwali 🎉 Roshni", "ner")
+    assert [e.text for e in _split_at_symbols(entity)] == ["Diwali", "Roshni"]
+    plain = Entity(0, 10, "ORGANIZATION", "Acme Foods", "ner")
+    assert _split_at_symbols(plain) == [plain]
+
+
+def test_a_phone_with_and_without_its_country_code_is_one_number() -> None:
+    from dataset_builder.resolver import canonical
+
+    assert canonical("PHONE", "+65 8123 4567") == canonical("PHONE", "8123 4567")
+    assert canonical("PHONE", "8123 4567") != canonical("PHONE", "8123 4568")
+
+
+@pytest.mark.parametrize(
+    ("text", "url"), [("my site joanvila.cat has it", "joanvila.cat"), ("see shop.co.za", "shop.co.za")]
+)
+def test_more_country_domains_are_urls(text: str, url: str) -> None:
+    assert _found(text, "URL") == [url]
+
+
+@pytest.mark.parametrize("text", ["see README.md and main.py", "it is.", "look at.be careful"])
+def test_file_names_and_words_are_no_urls(text: str) -> None:
+    assert _found(text, "URL") == []
+
+
+def test_festivals_of_many_countries_are_public_but_a_first_name_is_not() -> None:
+    from dataset_builder.public import public_mention
+
+    text = "we go home for songkran and koningsdag with Holi Park"
+    assert public_mention("songkran", text, 16, 24, kind="ORGANIZATION")
+    assert public_mention("koningsdag", text, 29, 39, kind="ORGANIZATION")
+    assert not public_mention("Holi Park", text, 45, 54, kind="PERSON")
