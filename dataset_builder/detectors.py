@@ -407,6 +407,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("LOCATION", re.compile(r"\b(?:NSW|VIC|QLD|WA|SA|TAS|ACT|NT)\s+\d{4}\b", _I)),
     # Canadian postal code (M5C 1S1)
     ("LOCATION", re.compile(r"\b[ABCEGHJ-NPRSTVXY]\d[A-Z]\s?\d[A-Z]\d\b", _I)),
+    # the town or region after a postcode at an address's end ("…, C.P. 04100, CDMX.", "…, 1020, Wien")
+    (
+        "LOCATION",
+        re.compile(
+            r"(?<=[^\W\d_]),\s*(?:(?:C\.?P\.?|CP|CAP|PLZ)\s*)?\d{4,6},\s*"
+            r"(?P<v>(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b)[A-Z\u00c0-\u00de][\w\u00c0-\u024f-]*"
+            r"(?:\s+[A-Z\u00c0-\u00de][\w\u00c0-\u024f-]*)?)(?=\s*(?:[.,;\n]|$))"
+        ),
+    ),
     # UK postcode (LS6 2AB, EH6 5JL, M20 3ED), Irish Eircode (D07 XY12)
     ("LOCATION", re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b", _I)),
     ("LOCATION", re.compile(r"\b[AC-FHKNPRTV-Y]\d{2}\s?[AC-FHKNPRTV-Y0-9]{4}\b")),

@@ -374,3 +374,21 @@ def test_festivals_of_many_countries_are_public_but_a_first_name_is_not() -> Non
     assert public_mention("songkran", text, 16, 24, kind="ORGANIZATION")
     assert public_mention("koningsdag", text, 29, 39, kind="ORGANIZATION")
     assert not public_mention("Holi Park", text, 45, 54, kind="PERSON")
+
+
+@pytest.mark.parametrize(
+    ("text", "town"),
+    [
+        ("Calle Luna 3, Centro, C.P. 29000, OAX. tel 1", "OAX"),
+        ("Ringstraße, Innere Stadt, 1010, Wien", "Wien"),
+    ],
+)
+def test_the_town_after_a_postcode_at_an_address_end(text: str, town: str) -> None:
+    assert town in _found(text, "LOCATION")
+
+
+@pytest.mark.parametrize(
+    "text", ["order 12, 04100, Friday.", "it costs 1,2000, Really.", "see room, 2040, Monday"]
+)
+def test_no_town_after_a_number_that_is_no_postcode(text: str) -> None:
+    assert _found(text, "LOCATION") == []
