@@ -183,7 +183,7 @@ _RESIDENCE_BEFORE = re.compile(
 #: Short and official names of countries libphonenumber spells otherwise (matched in their own
 #: case by NER; "us" is also a pronoun, which NER does not label).
 _COUNTRY_ALIASES = frozenset(
-    """us usa u.s. u.s.a. uk u.k. uae drc prc roc korea holland england scotland wales""".split()
+    """us usa u.s. u.s.a. uk u.k. uae drc prc roc""".split()
 ) | frozenset(
     {
         "the netherlands", "the us", "the uk", "great britain", "united states of america",
