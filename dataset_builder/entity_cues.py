@@ -294,7 +294,9 @@ _INSTITUTION_LEAD = (
     r"nearest|nearby|good|best|same|other|old|new|does|did|do|will|can|would|should|could|if|whether|about|"
     r"like|what|which|how|when|where|why|who|i|you|he|she|we|they|it|go|going|went|attend|attends|apply|"
     r"applying|applied|get|got|study|studying|studies|into|accept|accepts|to|at|from|in|of|and|or|for|is|"
-    r"was|are|first|second|final|last|next|year|years|medical|nursing|business|law)\b)"
+    r"was|are|first|second|final|last|next|year|years|medical|nursing|business|law|start|starts|starting|"
+    r"started|finish|finishes|finishing|finished|leave|leaves|leaving|left|after|before|during|through|"
+    r"since|until|off|back|started|enrol|enrolled|enrolling|quit|quits|dropped|skip|skipping)\b)"
     r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 )
 _INSTITUTION = re.compile(

@@ -637,6 +637,8 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     return resolve_overlaps(named)
 
 
+#: A school year or class ("Grade 2", "Year 10", "Form 4", "Primary 5", "Std 8").
+_SCHOOL_YEAR = re.compile(r"(?i)^(?:grade|year|class|form|standard|std|primary|kindergarten)\s*-?\d{1,2}$")
 #: A saint's title right before a name: the saint (and the saint's day), not the participant's
 #: relative who shares the name.
 _SAINT_BEFORE = re.compile(r"\b(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\.?)\s+$", re.IGNORECASE)
@@ -652,6 +654,8 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
     """
     if public_mention(surface, text, start, end, kind=kind) or _COMPOUND_TITLE.search(surface):
         return False
+    if _SCHOOL_YEAR.match(surface.strip()):
+        return False  # "Grade 2", "Year 10", "Form 4": a school year, not a place or a name
     if kind == "PERSON" and _SAINT_BEFORE.search(text[:start]):
         return False  # "Sant Jordi", "São João", "Sankt Martin": a saint or the saint's day
     if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (

@@ -392,3 +392,15 @@ def test_the_town_after_a_postcode_at_an_address_end(text: str, town: str) -> No
 )
 def test_no_town_after_a_number_that_is_no_postcode(text: str) -> None:
     assert _found(text, "LOCATION") == []
+
+
+def test_a_school_year_is_no_name_and_a_verb_before_college_is_no_name_word() -> None:
+    from dataset_builder.entity_cues import find_institutions
+    from dataset_builder.resolver import _plausible_name
+
+    text = "her son is in Grade 4 at Hillview"
+    assert not _plausible_name("Grade 4", text, 14, 21, "LOCATION")
+    assert _plausible_name("Hillview", text, 25, 33, "ORGANIZATION")
+    assert find_institutions("she is starting college in March") == []
+    assert find_institutions("he left college early") == []
+    assert [e.text for e in find_institutions("mateo attends kingsway college")] == ["kingsway college"]
