@@ -773,6 +773,29 @@ def find_phones(text: str) -> list[Entity]:
 _SYMBOLS = re.compile(r"\s*[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\ufe0f\u200d]+\s*")
 
 
+#: A lowercase preposition between two capitalised words inside one span: NER ran two names
+#: together ("Fielder to Acme's"); "of", "de", "van" and the like stay inside names.
+_INNER_PREPOSITION = re.compile(r"(?<=\w)\s+(?:to|for|from|with|at|into|via|by)\s+(?=[A-Z\u00c0-\u00de])")
+
+
+def _split_at_prepositions(entity: Entity) -> list[Entity]:
+    """The names on either side of a lowercase preposition inside a span, each of its kind."""
+    cuts = list(_INNER_PREPOSITION.finditer(entity.text))
+    if not cuts:
+        return [entity]
+    out, begin = [], 0
+    for m in [*cuts, None]:
+        stop = m.start() if m else len(entity.text)
+        surface = entity.text[begin:stop].strip()
+        surface = re.sub(r"['\u2019]s$", "", surface)
+        if len(surface) >= 2:
+            start = entity.start + entity.text.index(surface, begin)
+            out.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
+        if m:
+            begin = m.end()
+    return out
+
+
 def _split_at_symbols(entity: Entity) -> list[Entity]:
     """The parts of a span between emoji, each of the span's kind ("Sinterklaas 🎁 Fleur")."""
     if not _SYMBOLS.search(entity.text):
@@ -916,6 +939,7 @@ class SpacyRecognizer:
                 if ent.label_ in ("ORG", "FAC") and not re.search(r"\s+of\s*$", surface):
                     entity = Entity(entity.start, entity.end, kind, surface, "ner-org")
                 for piece in _split_at_symbols(entity):
-                    entities += _split_place(piece)
+                    for part in _split_at_prepositions(piece):
+                        entities += _split_place(part)
             results.append([Entity(e.start, e.end, e.kind, e.text, "ner") for e in entities])
         return results

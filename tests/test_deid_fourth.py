@@ -404,3 +404,13 @@ def test_a_school_year_is_no_name_and_a_verb_before_college_is_no_name_word() ->
     assert find_institutions("she is starting college in March") == []
     assert find_institutions("he left college early") == []
     assert [e.text for e in find_institutions("mateo attends kingsway college")] == ["kingsway college"]
+
+
+def test_a_lowercase_preposition_between_names_splits_a_ner_span() -> None:
+    from dataset_builder.detectors import _split_at_prepositions
+
+    run_on = Entity(0, 19, "ORGANIZATION", "Corolla to Acme's", "ner")
+    assert [e.text for e in _split_at_prepositions(run_on)] == ["Corolla", "Acme"]
+    for name in ("Bank of America", "Casa de Campo", "Acme Foods", "Drive to work"):
+        entity = Entity(0, len(name), "ORGANIZATION", name, "ner")
+        assert _split_at_prepositions(entity) == [entity]
