@@ -8,8 +8,10 @@ memory, its query and both responses; exact dates are generalized to month and y
 
 A comparison is **withheld** only when redaction changes the basis of its preference (A.4): under
 policy ``"bears_on_preference"`` (the default) when redaction erases the difference between the two
-responses, or generalizes a remembered or asked-for date inside the text where they differ (a
-typed, consistent placeholder keeps the entity and its relations, so it does not withhold);
+responses, or generalizes a remembered or asked-for date inside the text where they differ and
+the generalized date no longer reads as the remembered one (a typed, consistent placeholder keeps
+the entity and its relations, so it does not withhold, and neither does a date generalized to the
+same form in the memory or query and the response when no other date shares that form);
 ``"differing_text"`` withholds on any redaction in the differing text (the strict policy this
 package used first) and ``"generalized_only"`` on any date generalization there. Every redaction
 goes to a review record (field, offsets, kind, replacement, detector) for the human pass A.4
@@ -41,11 +43,20 @@ from typing import Literal
 
 from mirage_bench.structs import field_values
 
-from .detectors import Entity, Recognizer, find_patterns
+from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .preferences import RawPreferenceRecord
-from .public import country_names, media_titles, public_mention, residence_before
+from .public import (
+    PUBLIC_AGENCIES,
+    PUBLIC_ENTITIES,
+    PUBLIC_SERVICES,
+    country_names,
+    media_titles,
+    public_mention,
+    residence_before,
+    work_context,
+)
 from .resolver import (
     _CASED_TEXT,
     _COMMON_WORD_NAMES,
@@ -197,7 +208,10 @@ def _withhold_reason(
     the basis of a preference"): a typed placeholder keeps the entity and its relations, so a
     redaction withholds only when it erases the difference between the two responses, or when it
     generalizes a date inside the differing text whose exact value the participant's query or
-    retrieved memories carry (the memory-conditioned response may be preferred for using it).
+    retrieved memories carry (the memory-conditioned response may be preferred for using it),
+    unless that date is generalized alike there and in the response and no other date of the query,
+    memories or memory-free response shares its published form: then the published response still
+    visibly repeats the remembered date, as a consistent placeholder repeats a name.
     ``differing_text`` withholds on any redaction in differing text; ``generalized_only`` on any
     date generalization there.
     """
@@ -222,12 +236,73 @@ def _withhold_reason(
     if raw_differ and published_with == str(fields["response_without_memory"]).strip().lower():
         return REASON_ERASED
     context = _fold(" ".join([record.query, *record.retrieved_memories]))
+    context_dates = [
+        _date_value(span.text)
+        for name, spans in applied.items()
+        if not name.startswith("response_")
+        for span in spans
+        if span.kind == "DATE"
+    ]
+    without_dates = [
+        _date_value(span.text) for span in applied["response_without_memory"] if span.kind == "DATE"
+    ]
     for span in in_diff:
         if span.kind == "DATE":
             digits = re.findall(r"\d+", span.text)
             if digits and all(re.search(rf"(?<!\d){d}(?!\d)", context) for d in digits):
-                return REASON_GENERALIZED
+                if not _generalized_alike(_date_value(span.text), context_dates, without_dates):
+                    return REASON_GENERALIZED
     return ""
+
+
+def _date_value(text: str) -> tuple[str, tuple[int, ...]]:
+    """A date's published form and its exact value (its numbers): "3 June" and "June 3rd" are one
+    date, "June 3" and "June 5" two dates with one published form."""
+    return generalize_date(text), tuple(sorted(int(d) for d in re.findall(r"\d+", text)))
+
+
+def _generalized_alike(
+    value: tuple[str, tuple[int, ...]],
+    context: list[tuple[str, tuple[int, ...]]],
+    without: list[tuple[str, tuple[int, ...]]],
+) -> bool:
+    """True when a response date the query or memories carry reads as they do once generalized, as
+    a consistent placeholder does (A.4: replacements consistent "across a memory, its query, and both
+    candidate responses"): the same date is in the context with the same published form, no other
+    date there or in the memory-free response shares that form (which would hide which date the
+    response used, or a wrong one)."""
+    form = value[0]
+    same_form = [c for c in context if c[0] == form]
+    if value not in same_form:
+        return False
+    return all(c == value for c in same_form) and all(w == value for w in without if w[0] == form)
+
+
+#: A government host ("canada.ca/…" is no person's site, nor "gov.uk", "impots.gouv.fr", "gob.mx").
+_GOV_HOST = re.compile(r"(?:^|\.)(?:gov|gouv|gob|govt|gv|overheid|bund|admin)\.|\.gov$|^canada\.ca$")
+
+
+def _public_url(url: str) -> bool:
+    """True for the site of an agency or ID scheme ("ameli.fr"), of a government ("my.gov.au",
+    "canada.ca") or a platform's home page ("instagram.com", not "instagram.com/ana.b"): no
+    participant's own site."""
+    host, _, path = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.lower()).partition("/")
+    labels = host.split(".")
+    if len(labels) < 2:
+        return False
+    name = labels[-3] if len(labels) >= 3 and labels[-2] in ("co", "com", "gov", "org") else labels[-2]
+    if _GOV_HOST.search(host) or (name in PUBLIC_AGENCIES and len(name) > 3):
+        return True
+    return name in PUBLIC_ENTITIES and not path.strip("/")  # "instagram.com/ana.b" names a person
+
+
+def _public_word(key: str, public: set[str]) -> bool:
+    """True for a name public for the participant or an agency, ID scheme or platform anywhere."""
+    return key in public or (key in PUBLIC_AGENCIES and len(key) > 3) or key in PUBLIC_ENTITIES
+
+
+#: "My" of several languages, before a public service's name ("Mijn Belastingdienst").
+_POSSESSIVES = frozenset("my mijn mein meine mon ma mi mio mia min mitt meu minha moj moje".split())
 
 
 def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
@@ -236,8 +311,20 @@ def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
     key = _key(entity.text)
     if _public_key(key, public):
         return True
+    words = key.split()
+    raw_words = entity.text.split()
+    if len(words) >= 2 and len(raw_words) == len(words):
+        # a public name and the chat words NER ran on into ("coupang pls", "strava bio")
+        if _public_word(words[0], public) and all(w.islower() for w in raw_words[1:]):
+            return True
+        # a public service's own "my" page ("Mijn Belastingdienst", "My Account" of a public name)
+        if words[0] in _POSSESSIVES and _public_word(" ".join(words[1:]), public):
+            return True
     before = re.findall(r"[\w'\u00c0-\u024f-]+", _fold(text[: entity.start]))[-3:]
-    return any(_public_key(" ".join([*before[i:], key]), public) for i in range(len(before)))
+    return any(
+        _public_key(phrase, public) or phrase in PUBLIC_AGENCIES
+        for phrase in (" ".join([*before[i:], key]) for i in range(len(before)))
+    )  # "Vitale" of "carte Vitale"
 
 
 def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[str]]:
@@ -288,15 +375,54 @@ _MODEL_YEAR_BEFORE = re.compile(
 _ARTICLE_BEFORE = re.compile(r"\b(?:a|an|the|every|each|any)\s+$", re.IGNORECASE)
 
 
+#: Kinship words (of several languages) before a name: the name is that relative's.
+_KINSHIP_BEFORE = re.compile(
+    r"^(?:nonna|nonno|oma|opa|lola|lolo|nanay|tatay|abuela|abuelo|mormor|morfar|farmor|farfar|babcia|"
+    r"dziadek|yiayia|halmeoni|halabeoji|tante|oncle|tia|tio|auntie|aunty|aunt|uncle|mamie|bibi|bubbe|"
+    r"vovo|avo|bestemor|bestefar)\s+"
+)
+
+
+#: Greetings and closings of several languages: never a name, and not part of the name after them
+#: ("Hej Solrosen!", "Saludos,").
+_GREETINGS = frozenset(
+    """hi hello hey dear hej hejsan hallo hoi hola ola ciao salve bonjour salut servus moin ahoj czesc
+    szia merhaba annyeong howdy greetings saludos abrazos besos groetjes groeten halsningar mvh cheers
+    thanks tack gracias grazie merci danke obrigado obrigada cordialmente atentamente regards bises
+    baci kisses xoxo""".split()
+)
+
+
+def _without_greeting(entity: Entity) -> Entity | None:
+    """A named span without the greeting or closing word it starts with ("Hej Solrosen" →
+    "Solrosen"); ``None`` for a span that is only such words ("Saludos")."""
+    if entity.kind not in _NAMED_KINDS:
+        return entity
+    words = list(re.finditer(r"[^\W\d_]+", entity.text))
+    if not words or _fold(words[0].group(0)) not in _GREETINGS:
+        return entity
+    rest = next((w for w in words if _fold(w.group(0)) not in _GREETINGS), None)
+    if rest is None:
+        return None
+    return Entity(
+        entity.start + rest.start(), entity.end, entity.kind, entity.text[rest.start() :], entity.source
+    )
+
+
 def _without_honorific(entity: Entity) -> Entity:
     """A person span without the honorific or kinship word before the name ("Mamie Jeanne" →
-    "Jeanne", "Doña Célia" → "Célia"): the word is common, the name identifies."""
-    if entity.kind != "PERSON":
+    "Jeanne", "Doña Célia" → "Célia"): the word is common, the name identifies. A place or
+    organisation span that starts with one is that person ("Oma Griet's" → "Griet")."""
+    if entity.kind not in ("PERSON", "LOCATION", "ORGANIZATION"):
         return entity
     m = _HONORIFIC_BEFORE.match(_fold(entity.text))
     if not m or m.end() >= len(entity.text):
         return entity
-    return Entity(entity.start + m.end(), entity.end, entity.kind, entity.text[m.end() :], entity.source)
+    if entity.kind != "PERSON" and not _KINSHIP_BEFORE.match(_fold(entity.text)):
+        return entity  # "Don Quijote" the shop, "Dom Pedro" the street
+    # a kinship word or honorific before a name makes it a person whatever NER called it
+    # ("Nonna Pina's" labelled a place)
+    return Entity(entity.start + m.end(), entity.end, "PERSON", entity.text[m.end() :], entity.source)
 
 
 def _is_response(slot: str) -> bool:
@@ -397,6 +523,7 @@ def deidentify_records(
     # ("Bright Stars Montessori", which the small model calls a work of art)
     ner_public: dict[str, set[str]] = defaultdict(set)
     articled: dict[str, set[str]] = defaultdict(set)
+    employers: dict[str, set[str]] = defaultdict(set)
     patterns = {text: find_patterns(text) for text in unique}
     countries = country_names()
     for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
@@ -424,6 +551,19 @@ def deidentify_records(
             if entity.kind == "LOCATION" and residence_before(text, entity.start):
                 if _key(entity.text) in countries:
                     redactors[pid].residences.add(_key(entity.text))
+    # a shop or app used by millions is public for the participant, unless their texts tie it to
+    # someone's work anywhere ("i work nights at tesco", "ana from glovo asked")
+    for pid, _, text in jobs:
+        folded = _fold(text)
+        for key in PUBLIC_SERVICES:
+            if key not in folded:
+                continue
+            for m in re.finditer(rf"(?<!\w){re.escape(key)}(?!\w)", folded):
+                public[pid].add(key)
+                if work_context(text, m.start(), m.end()):
+                    employers[pid].add(key)
+    for pid in public:
+        public[pid] -= employers[pid]
     for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")
         for nick, full in find_nicknames(text):
             redactors[pid].learn(
@@ -439,13 +579,32 @@ def deidentify_records(
         pid: own_words(text for (p, slot, text) in jobs if p == pid and not _is_response(slot))
         for pid in by_participant
     }
+    # a date the memory-free response names that none of the participant's own texts carries is
+    # general knowledge ("the filing deadline is 30 June"), in both responses of that record
+    own_text = {
+        pid: " ".join(text for (p, slot, text) in jobs if p == pid and not _is_response(slot))
+        for pid in by_participant
+    }
+    general_dates: dict[str, set[tuple[str, tuple[int, ...]]]] = defaultdict(set)
+    for pid, group in by_participant.items():
+        for record in group:
+            values = {
+                _date_value(e.text)
+                for e in find_patterns(record.response_without_memory)
+                if e.kind == "DATE"
+                and not any(
+                    re.search(rf"(?<!\d){d}(?!\d)", own_text[pid]) for d in re.findall(r"\d+", e.text)
+                )
+            }
+            for name in ("response_with_memory", "response_without_memory"):
+                general_dates[f"{record.record_id}\0{name}"] = values
     ner_raw: dict[str, list[Entity]] = {}
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
         ner_entities = [
             e
-            for e in map(_without_honorific, ner_entities)
+            for e in map(_without_honorific, filter(None, map(_without_greeting, ner_entities)))
             if e.kind != "PUBLIC"
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
@@ -454,12 +613,14 @@ def deidentify_records(
         ]
         cued = [
             e
-            for e in map(_without_honorific, patterns[text])
+            for e in map(_without_honorific, filter(None, map(_without_greeting, patterns[text])))
             if not (e.kind == "PERSON" and _HONORIFIC_BEFORE.fullmatch(_fold(e.text) + " "))
             and not (
                 e.kind == "PERSON" and e.source in _OVERRIDABLE_SOURCES and _key(e.text) in articled[pid]
             )
             and not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
+            and not (e.kind == "URL" and _public_url(e.text))
+            and not (e.kind == "DATE" and _is_response(slot) and _date_value(e.text) in general_dates[slot])
         ]
         cued = [
             e

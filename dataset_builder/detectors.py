@@ -131,7 +131,11 @@ _STREET_WORD = rf"{_NOT_IN_STREET}[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 #: Top-level domains recognised in bare host names ("shop.example.site"); full URLs need none.
 _TLDS = (
     "com|org|net|io|edu|gov|co|me|app|dev|ly|ai|info|biz|site|online|shop|store|blog|xyz|tech|page|link|"
-    "club|art|design|studio|us|uk|ca|de|fr|jp|au|in|nl|eu|tv|fm|gg|so|ch|se|no|es|it|br|mx|nz|ie"
+    "club|art|design|studio|us|uk|ca|de|fr|jp|au|in|nl|eu|tv|fm|gg|so|ch|se|no|es|it|br|mx|nz|ie|"
+    # more country and community domains (not those that are also words or file types: my, is, at,
+    # be, id, to, py, sh, md, rs, pl)
+    "cat|eus|gal|za|ke|sg|ph|kr|ar|cl|pe|cz|dk|fi|pt|gr|tr|ua|tw|hk|th|vn|ng|gh|ug|tz|hu|ro|bg|hr|"
+    "si|sk|lt|lv|ee|lu|il|ae|sa|eg|ma|pk|bd|lk|np|ru|cn"
 )
 #: Social platforms whose name announces a user name ("instagram zoe.makes.things").
 _PLATFORMS = (
@@ -139,6 +143,8 @@ _PLATFORMS = (
     "gitlab|twitch|kakao(?:talk)?|line|wechat|viber|signal|skype|steam|psn|xbox|mastodon|youtube"
 )
 _AT = r"(?:\s*[\[(]\s*at\s*[\])]\s*|\s+at\s+)"
+#: "at" only inside brackets: "[at]", "(at)", "( at )".
+_BRACKET_AT = r"\s*[\[(]\s*at\s*[\])]\s*"
 _DOT = r"(?:\s*[\[(]\s*dot\s*[\])]\s*|\s+dot\s+)"
 #: Keywords that announce an identification number ("my nhs number is 943 476 5919").
 _ID_KEYS = (
@@ -158,6 +164,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             rf"\b(?:[\w+-]+{_DOT})*[\w.+-]+{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS}|[a-z]{{2}})\b", _I
         ),
+    ),
+    # a bracketed "at" with a literal dotted domain: "ana.lopez[at]correo.mx", "bo (at) mail.se";
+    # a bare " at " never takes a literal dot ("i work at shop.com" is no address)
+    (
+        "EMAIL",
+        re.compile(rf"\b[\w.+-]*\w{_BRACKET_AT}[\w-]+(?:\.[\w-]+)*\.(?:{_TLDS}|[a-z]{{2}})\b", _I),
     ),
     ("URL", re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")),
     (
@@ -211,6 +223,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
+    # a plate of letters, digits and letters after a vehicle word in the same sentence ("my car is
+    # GH 482 ZT", "insurance for KDA 482Z"); without the word, "RTX 4090 TI" is a product
+    (
+        "ID_NUMBER",
+        re.compile(
+            r"\b(?:car|cars|vehicle|van|truck|lorry|motorbike|scooter|plate|reg|insurance|tyres?|tires?)\b"
+            r"[^.!?\n]{0,60}?\b(?P<v>(?-i:[A-Z]{2,3}[ -]?\d{3,4}[ -]?[A-Z]{1,2}))\b",
+            _I,
+        ),
+    ),
     # UK National Insurance number, UK plate, Irish PPS, NMC PIN, Australian Medicare
     ("ID_NUMBER", re.compile(r"\b[A-CEGHJ-PR-TW-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b", _I)),
     ("ID_NUMBER", re.compile(r"\b[A-Z]{2}\d{2}\s?[A-Z]{3}\b")),
@@ -242,7 +264,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "HANDLE",
         re.compile(
             rf"\b(?:at|is|tag|handle|as|{_PLATFORMS})\s+"
-            r"(?P<v>[a-z0-9_]+(?:\.[a-z0-9_]+)+)\b(?!\.\w)",
+            r"(?P<v>(?=[\w.]*[a-z_])[a-z0-9_]+(?:\.[a-z0-9_]+)+)\b(?!\.\w)",  # a letter: not "at 38.5"
             _I,
         ),
     ),
@@ -269,12 +291,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
-    # a day without its month: "on the 22nd", "since the 3rd." (not "the 3rd time", "the 18th century")
+    # a day without its month: "on the 22nd", "since the 3rd.", "the 22nd off", "on the 9th about it"
+    # (not "the 3rd time", "the 18th century", "the 2nd floor")
     (
         "DATE",
         re.compile(
             r"\bthe\s+(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
-            r"(?=\s*(?:[,.;:!?)\]\n]|$|\s(?:at|and|or|so|but|when|if|because|to|for|then|this|next|please)\b))",
+            r"(?=\s*(?:[,.;:!?)\]\n]|$|\s(?:at|and|or|so|but|when|if|because|to|for|then|this|next|please|off|about|until|till)\b))",
             _I,
         ),
     ),
@@ -341,7 +364,25 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?:\d{1,4}[a-z]?,?\s+)?(?:(?i:rue|avenue|boulevard|chemin|allée|quai|impasse|viale|corso|piazza|"
             r"calle|avenida|rua|praça|plaza|carrer|paseo)|Via)\s+(?:(?i:de|du|des|la|le|l'|del|della|di|do|da|dos|"
             r"das)\s+)*(?![A-Z]{2,}\b|[A-Z][a-z]+[A-Z])[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*"
-            r"(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}(?:,?\s+\d{1,4}[a-z]?\b)?"
+            r"(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}(?:,?\s+\d{1,4}[a-z]?\b"
+            # a floor and door after the number ("Calle Mayor 5, 3º 2ª", "Carrer Gran 31, 2n 1a")
+            r"(?:,?\s+\d{1,2}(?:º|ª|[nrto]\b|[ao]\b)\.?(?:\s*\d{1,2}(?:º|ª|[ao]\b)?)?)?)?"
+        ),
+    ),
+    # Korean road addresses: "34 Mangwon-ro 12-gil", "Teheran-ro 152", "88 Haeundae-daero"
+    (
+        "LOCATION",
+        re.compile(
+            r"\b(?:\d{1,4}(?:-\d{1,3})?\s+)?(?-i:[A-Z])[a-z]+-(?:ro|gil|daero)\b"
+            r"(?:\s+\d{1,3}(?:beon)?-gil\b)?(?:\s+\d{1,4}(?:-\d{1,3})?\b)?"
+        ),
+    ),
+    # Singapore block addresses: "Blk 190 Lorong 6 Toa Payoh #08-512", "Block 12A Jurong West St 4"
+    (
+        "LOCATION",
+        re.compile(
+            r"\b(?:Blk|BLK|blk|Block)\s+\d{1,4}[A-Z]?(?=\s+[A-Z])(?:\s+(?:[A-Z][\w'-]*|\d{1,3}\b)){1,6}"
+            r"(?:,?\s+#\d{1,2}-\d{1,4})?"
         ),
     ),
     # the Italian "via" in lowercase is the English word unless a house number follows
@@ -366,6 +407,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("LOCATION", re.compile(r"\b(?:NSW|VIC|QLD|WA|SA|TAS|ACT|NT)\s+\d{4}\b", _I)),
     # Canadian postal code (M5C 1S1)
     ("LOCATION", re.compile(r"\b[ABCEGHJ-NPRSTVXY]\d[A-Z]\s?\d[A-Z]\d\b", _I)),
+    # the town or region after a postcode at an address's end ("…, C.P. 04100, CDMX.", "…, 1020, Wien")
+    (
+        "LOCATION",
+        re.compile(
+            r"(?<=[^\W\d_]),\s*(?:(?:C\.?P\.?|CP|CAP|PLZ)\s*)?\d{4,6},\s*"
+            r"(?P<v>(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b)[A-Z\u00c0-\u00de][\w\u00c0-\u024f-]*"
+            r"(?:\s+[A-Z\u00c0-\u00de][\w\u00c0-\u024f-]*)?)(?=\s*(?:[.,;\n]|$))"
+        ),
+    ),
     # UK postcode (LS6 2AB, EH6 5JL, M20 3ED), Irish Eircode (D07 XY12)
     ("LOCATION", re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b", _I)),
     ("LOCATION", re.compile(r"\b[AC-FHKNPRTV-Y]\d{2}\s?[AC-FHKNPRTV-Y0-9]{4}\b")),
@@ -506,6 +556,13 @@ _INFINITIVE_BEFORE = re.compile(
 )
 
 
+#: Places named with "the" ("the hague"); after "the" any other lowercase name is a common noun.
+_PLACES_AFTER_THE = frozenset(
+    """hague bronx gambia bahamas netherlands philippines maldives seychelles wirral cotswolds dalles
+    woodlands midlands highlands borders algarve riviera""".split()
+)
+
+
 def find_places(text: str) -> list[Entity]:
     """Place names of :func:`place_names` after a place preposition ("moved to round rock")."""
     names = place_names()
@@ -524,6 +581,14 @@ def find_places(text: str) -> list[Entity]:
                     break  # "Stripe, Rust is…": after a comma only the tail of an address is a place
                 if phrase.islower() and _VERB_OBJECT_AFTER.match(after):
                     break  # "in reading the paper": a gerund or verb, not the town
+                cue = text[m.start() : start]
+                if (
+                    phrase.islower()
+                    and re.search(r"\bthe\s+$", cue, _I)
+                    and f"the {phrase}" not in names
+                    and phrase not in _PLACES_AFTER_THE
+                ):
+                    break  # "an email to the council": a common noun after "the", not the town
                 if (
                     phrase.islower()
                     and m.group(0).lower().startswith("to")
@@ -549,7 +614,7 @@ _ORG_WORD = (
     r"(?!(?i:the|a|an|my|your|our|his|her|their|this|that|local|new|nearest|nearby|big|small|public|private|"
     r"community|climbing|good|best|cheap|same|other|old|car|dog|family|to|at|from|in|into|of|and|or|near|"
     r"for|his|her|its|any|some|every|each|one|primary|secondary|is|was|are|be|been|has|have|had|with|by|"
-    r"on|next|last|this|year|term|semester|user|user's|dentist|doctor)\b)[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
+    r"on|next|last|this|year|term|semester|user|user's|dentist|doctor|general|clinical|rural)\b)[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 )
 _TYPED_ORG = re.compile(
     rf"\b(?P<v>(?:(?![\w-]+['\u2019]s\b|school\b|college\b|uni\b){_ORG_WORD}\s+){{1,3}}(?:elementary|academy|motors|"
@@ -557,11 +622,12 @@ _TYPED_ORG = re.compile(
     r"auto\s+repairs|(?:primary|middle|high|secondary|grammar)\s+school))\b",
     re.IGNORECASE,
 )
-#: A hospital or clinic named without an article after a place preposition ("surgery at western
-#: hospital", "from st vincent's hospital"), in any case.
+#: A hospital, clinic or medical practice named without an article after a place preposition
+#: ("surgery at western hospital", "from st vincent's hospital", "at hillview medical practice"),
+#: in any case.
 _CLINIC = re.compile(
     rf"\b(?:at|in|from|to|into)\s+(?P<v>(?:{_ORG_WORD}\s+){{1,2}}(?:hospital|clinic|infirmary|hospice|"
-    r"(?:medical|health)\s+cent(?:re|er)))\b",
+    r"(?:medical|health)\s+cent(?:re|er)|(?:medical|dental|gp)\s+practice))\b",
     re.IGNORECASE,
 )
 #: A nursery or kindergarten named with capitals ("Bright Stars Montessori", "Hikari Hoikuen"); the
@@ -581,7 +647,8 @@ _COLLEGE = re.compile(
 _ORG_TYPE_WORD = re.compile(
     r"elementary|academy|motors|repairs|plumbing|dental|pharmacy|school|university|college|montessori|"
     r"kindergar|preschool|pre-school|nursery|daycare|creche|crèche|kita|hoikuen|youchien|yochien|"
-    r"escolinha|guarder|asilo|kinderopvang|förskola|hospital|clinic|infirmary|hospice|centre|center",
+    r"escolinha|guarder|asilo|kinderopvang|förskola|hospital|clinic|infirmary|hospice|centre|center|"
+    r"practice",
     re.IGNORECASE,
 )
 
@@ -700,6 +767,46 @@ def find_phones(text: str) -> list[Entity]:
                 entity = Entity(m.start, m.start + len(raw), "PHONE", raw, "phonenumbers")
                 found.setdefault((m.start, m.end), entity)
     return list(found.values())
+
+
+#: Emoji and pictographs, which end a name ("Sinterklaas 🎁 Fleur" is two).
+_SYMBOLS = re.compile(r"\s*[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\ufe0f\u200d]+\s*")
+
+
+#: A lowercase preposition between two capitalised words inside one span: NER ran two names
+#: together ("Fielder to Acme's"); "of", "de", "van" and the like stay inside names.
+_INNER_PREPOSITION = re.compile(r"(?<=\w)\s+(?:to|for|from|with|at|into|via|by)\s+(?=[A-Z\u00c0-\u00de])")
+
+
+def _split_at_prepositions(entity: Entity) -> list[Entity]:
+    """The names on either side of a lowercase preposition inside a span, each of its kind."""
+    cuts = list(_INNER_PREPOSITION.finditer(entity.text))
+    if not cuts:
+        return [entity]
+    out, begin = [], 0
+    for m in [*cuts, None]:
+        stop = m.start() if m else len(entity.text)
+        surface = entity.text[begin:stop].strip()
+        surface = re.sub(r"['\u2019]s$", "", surface)
+        if len(surface) >= 2:
+            start = entity.start + entity.text.index(surface, begin)
+            out.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
+        if m:
+            begin = m.end()
+    return out
+
+
+def _split_at_symbols(entity: Entity) -> list[Entity]:
+    """The parts of a span between emoji, each of the span's kind ("Sinterklaas 🎁 Fleur")."""
+    if not _SYMBOLS.search(entity.text):
+        return [entity]
+    out = []
+    for m in re.finditer(r"[^\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\ufe0f\u200d]+", entity.text):
+        surface = m.group(0).strip()
+        if len(surface) >= 2:
+            start = entity.start + m.start() + m.group(0).find(surface)
+            out.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
+    return out
 
 
 def _split_place(entity: Entity) -> list[Entity]:
@@ -831,6 +938,8 @@ class SpacyRecognizer:
                     continue
                 if ent.label_ in ("ORG", "FAC") and not re.search(r"\s+of\s*$", surface):
                     entity = Entity(entity.start, entity.end, kind, surface, "ner-org")
-                entities += _split_place(entity)
+                for piece in _split_at_symbols(entity):
+                    for part in _split_at_prepositions(piece):
+                        entities += _split_place(part)
             results.append([Entity(e.start, e.end, e.kind, e.text, "ner") for e in entities])
         return results

@@ -294,7 +294,9 @@ _INSTITUTION_LEAD = (
     r"nearest|nearby|good|best|same|other|old|new|does|did|do|will|can|would|should|could|if|whether|about|"
     r"like|what|which|how|when|where|why|who|i|you|he|she|we|they|it|go|going|went|attend|attends|apply|"
     r"applying|applied|get|got|study|studying|studies|into|accept|accepts|to|at|from|in|of|and|or|for|is|"
-    r"was|are|first|second|final|last|next|year|years|medical|nursing|business|law)\b)"
+    r"was|are|first|second|final|last|next|year|years|medical|nursing|business|law|start|starts|starting|"
+    r"started|finish|finishes|finishing|finished|leave|leaves|leaving|left|after|before|during|through|"
+    r"since|until|off|back|started|enrol|enrolled|enrolling|quit|quits|dropped|skip|skipping)\b)"
     r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 )
 _INSTITUTION = re.compile(
@@ -396,16 +398,42 @@ _SELF_INTRO = re.compile(
 )
 
 
+#: A closing in any language: the name alone on the text's last line, after a short line ending in
+#: a comma ("Tack,\nLinnea"), after a blank line ("…in advance.\n\nNúria") or after a dash
+#: ("See you there - 지우"), before an optional closing quote.
+_FINAL_NAME = re.compile(
+    r"(?:(?:^|\n)[ \t]*[^\W\d_][^\n,]{0,24},[ \t]*\n|\n[ \t]*\n|[ \t][-\u2013\u2014~][ \t]*)[ \t]*"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?|[\uac00-\ud7a3]{{2,4}}|[\u4e00-\u9fff]{{2,4}})"
+    r"[ \t]*[\"'\u201d\u2019]?[ \t]*$"
+)
+#: Closing words that stand alone on a last line ("\n\nCheers") and are no name.
+_CLOSING_WORDS = frozenset(
+    """thanks cheers regards best love sincerely yours warmly xo xx merci danke gracias tack hej
+    groetjes saluti ciao besos abrazos baci bye enjoy congrats congratulations""".split()
+)
+
+
 def find_signed_people(text: str) -> list[Entity]:
-    """The name under a closing ("Thanks,\nŁukasz") and a self-introduction ("I'm Camille, a nurse")."""
+    """The name under a closing ("Thanks,\nŁukasz", "Tack,\nLinnea"), alone on the last line after a
+    blank line or a dash, and in a self-introduction ("I'm Camille, a nurse")."""
     found = []
-    for pattern in (_SIGN_OFF, _SELF_INTRO):
+    for pattern in (_SIGN_OFF, _SELF_INTRO, _FINAL_NAME):
         for m in pattern.finditer(text):
             words = m.group("v").split()
-            if words[0].lower() in _NEVER:
+            if words[0].lower() in _NEVER or (
+                pattern is _FINAL_NAME and _final_line_common(words, text, m.start("v"), m.end("v"))
+            ):
                 continue
-            found.append(Entity(m.start("v"), m.end("v"), "PERSON", m.group("v"), "personcue"))
+            if not any((e.start, e.end) == (m.start("v"), m.end("v")) for e in found):
+                found.append(Entity(m.start("v"), m.end("v"), "PERSON", m.group("v"), "personcue"))
     return found
+
+
+def _final_line_common(words: list[str], text: str, start: int, end: int) -> bool:
+    """True when a last line's words are a closing, a stop word or a public name, not a signature."""
+    if any(w.lower() in _NEVER or w.lower() in _CLOSING_WORDS for w in words):
+        return True
+    return public_mention(text[start:end], text, start, end, kind="PERSON")
 
 
 _QUOTED_NICKNAME = re.compile(
@@ -464,6 +492,8 @@ def find_nicknames(text: str) -> list[tuple[str, str]]:
         a, b = m.group("a"), m.group("b")
         if any(w.lower() in _NEVER for w in (*a.split(), *b.split())):
             continue
+        if text[m.start() : m.start() + 4].lower() == "with" and not (a[:1].isupper() or b[:1].isupper()):
+            continue  # "with chickenpox (varicella)": a gloss, not a nickname
         if _RELATION_START.match(text[m.start() :]) and not _POSSESSIVE_RELATION.search(text[: m.start()]):
             continue
         pairs.append((b, a) if len(b.split()) <= len(a.split()) else (a, b))

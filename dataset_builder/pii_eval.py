@@ -18,15 +18,16 @@ replacement spans:
   distinctive token of every occurrence (house numbers, postcode halves, day numbers, e-mail user
   names — not street suffixes, titles, month names or ``com``) lies inside a replacement, and its
   text appears in no published field (in its own case for an item with a ``context``: the friend
-  "Will" is not left by the verb "will");
+  "Will" is not left by the verb "will"; and for such an item, outside the record's ``must_keep``
+  phrases: the friend "jordi" is not left by the day "Sant Jordi" the corpus says to keep);
 * **over-redaction** — ``must_keep`` phrase occurrences lost between the raw and the published
   fields (over the must-keep occurrences of all records);
 * **placeholder consistency** — entities whose mentions got two or more placeholders (split) and
   placeholders shared by two or more entities (merged).
 
 The corpora shipped in ``tests/fixtures/dataset/`` were written by this project (not study data);
-all of them are tuning corpora since 2026-12-01 (the three ``deid_heldout*`` ones were held out until
-their misses had been seen, the third written blind to the code by someone else; see
+all of them are tuning corpora since 2026-12-01 (the four ``deid_heldout*`` ones were held out until
+their misses had been seen, the third and fourth written blind to the code by someone else; see
 ``docs/deidentification.md``).
 """
 
@@ -74,6 +75,7 @@ _SHIPPED = (
     "deid_heldout_memories.jsonl",
     "deid_heldout2_memories.jsonl",
     "deid_heldout3_memories.jsonl",
+    "deid_heldout4_memories.jsonl",
 )
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 #: Tokens that identify nobody on their own: street types, direction letters, titles, mail words,
@@ -282,6 +284,9 @@ def evaluate_planted(
         published = result.published_fields()
         published_cased = _strip(_PLACEHOLDER.sub(" ", "\n".join(published.values())))
         published_all = published_cased.lower()
+        outside_keep = published_cased
+        for phrase in corpus.must_keep.get(record.record_id, []):
+            outside_keep = re.sub(rf"(?<!\w){re.escape(_strip(phrase))}(?!\w)", " ", outside_keep, flags=re.I)
         spans: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
         for rep in result.replacements:
             spans[rep.field].append((rep.start, rep.end, rep.replacement))
@@ -306,8 +311,9 @@ def evaluate_planted(
                         placeholder_entities[(record.participant_id, replacement)].add(item.entity)
         for item in items:
             planted_n[item.kind] += 1
-            if item.context:  # an ambiguous text ("Will" the friend, "will" the verb): match its case
-                exact = re.search(rf"(?<!\w){re.escape(_strip(item.text))}(?!\w)", published_cased)
+            if item.context:  # an ambiguous text ("Will" the friend, "will" the verb): match its case,
+                # outside the record's must-keep phrases ("jordi" the friend, "Sant Jordi" the day)
+                exact = re.search(rf"(?<!\w){re.escape(_strip(item.text))}(?!\w)", outside_keep)
             else:
                 exact = re.search(rf"(?<!\w){re.escape(_fold(item.text))}(?!\w)", published_all)
             if left.get(id(item)) or exact:

@@ -31,7 +31,10 @@ import re
 
 __all__ = [
     "BRANDS",
+    "PUBLIC_AGENCIES",
     "PUBLIC_ENTITIES",
+    "PUBLIC_SERVICES",
+    "work_context",
     "country_names",
     "media_titles",
     "programming_languages",
@@ -49,6 +52,33 @@ PUBLIC_ENTITIES = frozenset(
     leaving cert garmin fitbit kindle airpods playstation xbox python javascript typescript java kotlin
     swift notion aadhaar pan ssn sin tfn nino ppsn abn esta eta evisa""".split()
 ) | frozenset({"leaving cert", "apple watch", "apple pencil", "nintendo switch", "nmc online"})
+#: National tax, social-security, health and registry agencies and the ID schemes they issue, of
+#: many countries (naming the scheme or the agency identifies nobody; the number after it does).
+PUBLIC_AGENCIES = frozenset(
+    """belastingdienst digid bsn ggd uwv duo svb skatteverket försäkringskassan forsakringskassan bankid
+    personnummer kronofogden skatteetaten nav skat mitid nemid cpr kela finanzamt elster schufa bafög
+    bafoeg krankenkasse caf cpam urssaf ameli hacienda dni nie nif sepe dgt inps inail spid asl
+    sat imss issste rfc curp ine infonavit cpf sus inss philhealth sss pag-ibig pagibig bir lto iras
+    singpass nric fin hdb lhdn kwsp epf mykad nhis hometax uidai epfo kra nhif sha nssf ecitizen itax
+    sars sassa uif firs nin bvn jamb waec gra dwp ucas ofsted uscis fafsa medicaid ohip msp hse
+    mygovid mygov ndis acc kiwisaver centrelink p9 p60 p45 w-2 1099""".split()
+) | frozenset(
+    {
+        "agencia tributaria", "seguridad social", "agenzia delle entrate", "codice fiscale",
+        "receita federal", "home affairs", "universal credit", "service canada", "carte vitale",
+        "france travail", "pôle emploi", "my number", "agentur für arbeit", "ghana card",
+    }
+)  # fmt: skip
+#: Apps, shops and services used by millions across countries (ride-hailing, delivery, design,
+#: fitness, supermarkets, marketplaces).
+PUBLIC_SERVICES = frozenset(
+    """bolt lyft grab gojek didi careem glovo deliveroo doordash rappi swiggy zomato foodpanda instacart
+    figma canva procreate photoshop lightroom strava duolingo tinder bumble hinge airbnb ryanair easyjet
+    revolut monzo klarna shopee lazada tokopedia coupang jumia takealot aliexpress temu shein ikea lidl
+    aldi tesco sainsbury's asda carrefour mercadona esselunga conad rewe edeka woolworths coles walmart
+    costco oxxo kakaotalk kakao naver line wechat alipay gcash m-pesa mpesa paytm upi pix venmo zelle
+    trello asana jira miro blablacar flixbus trainline""".split()
+) | frozenset({"uber eats", "just eat", "albert heijn", "pick n pay", "mercado libre", "google maps"})
 #: Makes and brands whose products people name ("Honda Civic", "Apple Watch", "Mazda 3").
 BRANDS = frozenset(
     """apple google samsung sony microsoft nintendo honda toyota mazda ford tesla bmw audi volkswagen vw
@@ -56,7 +86,16 @@ BRANDS = frozenset(
 )
 _HOLIDAY = re.compile(
     r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
-    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?)$",
+    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?|"
+    # festivals and holidays of many countries
+    r"sinterklaas|koningsdag|midsummer|midsommar|holi|chuseok|seollal|lunar\s+new\s+year|tet|"
+    r"songkran|nowruz|hanami|obon|carnaval|carnival|karneval|fasching|semana\s+santa|"
+    r"d[ií]a\s+de\s+(?:los\s+)?muertos|fiestas\s+patrias|sinulog|ati-atihan|simbang\s+gabi|waitangi|"
+    r"anzac|matariki|juneteenth|kwanzaa|burns\s+night|bonfire\s+night|guy\s+fawkes|fastelavn|"
+    r"walpurgis|ferragosto|pasqua|pasquetta|sant\s+joan|san\s+ferm[ií]n|fallas|oktoberfest|purim|"
+    r"passover|pesach|rosh\s+hashanah|yom\s+kippur|sukkot|vesak|onam|pongal|durga\s+puja|navratri|"
+    r"raksha\s+bandhan|mid-autumn(?:\s+festival)?|qingming|dragon\s+boat(?:\s+festival)?|"
+    r"jamhuri|madaraka|mashujaa|heritage\s+day|freedom\s+day)$",
     re.IGNORECASE,
 )
 #: "St Patrick's" followed by " Day": the span stopped short of the holiday.
@@ -72,6 +111,19 @@ _WORK_BEFORE = re.compile(
 _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
     r"finale|series|soundtrack|tickets)\b",
+    re.IGNORECASE,
+)
+#: A sentence that ties a shop or app to someone's work: it may be their employer.
+_WORK_SENTENCE = re.compile(
+    r"\b(?:work|works|working|worked|job|jobs|shifts?|nights|lates|employer|employed|colleagues?|boss|"
+    r"manager|intern|internship|hired|interview|interviews|recruiter|recruiters)\b",
+    re.IGNORECASE,
+)
+#: Someone from the organisation doing something ("li from acme asked…"): the person's employer.
+_FROM_BEFORE = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+_ACTS_AFTER = re.compile(
+    r"^(?:'s)?\s+(?:asked|asks|wants|wanted|said|says|told|tells|emailed|emails|messaged|called|calls|sent|"
+    r"sends|needs|needed|invited|offered|replied|is|was)\b",
     re.IGNORECASE,
 )
 _DETERMINER_BEFORE = re.compile(r"\b(?:the|a|an|my|our|his|her|their|your)\s+$", re.IGNORECASE)
@@ -128,6 +180,17 @@ _RESIDENCE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 #: Countries that are one city: naming one names the city.
+#: Short and official names of countries libphonenumber spells otherwise (matched in their own
+#: case by NER; "us" is also a pronoun, which NER does not label).
+_COUNTRY_ALIASES = frozenset(
+    """us usa u.s. u.s.a. uk u.k. uae drc prc roc""".split()
+) | frozenset(
+    {
+        "the netherlands", "the us", "the uk", "great britain", "united states of america",
+        "republic of korea", "republic of ireland", "people's republic of china", "czech republic",
+        "russian federation", "kingdom of saudi arabia",
+    }
+)  # fmt: skip
 _CITY_STATES = frozenset({"singapore", "monaco", "hong kong", "macau", "macao", "gibraltar", "vatican city"})
 _STOP = frozenset(
     """every each on at in with and or but for to of from so because when while after before since
@@ -148,7 +211,11 @@ def country_names() -> frozenset[str]:
     except ImportError:
         return frozenset()
     names = {geocoder._region_display_name(region, "en").lower() for region in LOCALE_DATA}
-    return frozenset(name for name in names if name and name not in _CITY_STATES)
+    names = {name for name in names if name and name not in _CITY_STATES}
+    # the official long forms ("Republic of Korea") and the usual short ones ("US", "UAE")
+    names |= {f"republic of {name}" for name in names if " " not in name}
+    names |= _COUNTRY_ALIASES
+    return frozenset(names)
 
 
 @functools.lru_cache(maxsize=1)
@@ -182,6 +249,27 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[left + 1 : min(rights) if rights else len(text)]
 
 
+def _agency(key: str, surface: str) -> bool:
+    """True for an agency or ID scheme of :data:`PUBLIC_AGENCIES`; one of three letters or fewer only
+    in capitals ("NAV", "SSS"), since such words are also first names ("Nav", "Fin")."""
+    if key not in PUBLIC_AGENCIES:
+        return False
+    letters = re.sub(r"[^\w]", "", surface)
+    return len(key) > 3 or letters.isupper()
+
+
+def work_context(text: str, start: int, end: int) -> bool:
+    """True when the span's sentence ties it to someone's work ("i work nights at tesco") or a
+    person acts from it ("ana from glovo asked"): a shop or app named so may be an employer.
+
+    >>> work_context("i work lates at lidl", 16, 20), work_context("cheaper at lidl", 11, 15)
+    (True, False)
+    """
+    if _WORK_SENTENCE.search(_sentence(text, start, end)):
+        return True
+    return bool(_FROM_BEFORE.search(text[:start]) and _ACTS_AFTER.match(text[end:]))
+
+
 def public_mention(surface: str, text: str, start: int, end: int, *, kind: str | None = None) -> bool:
     """True for a named-entity span that names something public, not a person's own context.
 
@@ -203,7 +291,11 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     employer = bool(_WORK_BEFORE.search(before))
     words = key.split()
     if not employer:
-        if key in PUBLIC_ENTITIES or (words and words[0] in BRANDS and len(words) >= 2):
+        if key in PUBLIC_ENTITIES or _agency(key, surface):
+            return True
+        if len(words) >= 2 and _agency(words[0], surface.split()[0]) and kind != "PERSON":
+            return True  # an agency's programme or service: "Medicare Safety Net", "CRA My Account"
+        if words and words[0] in BRANDS and len(words) >= 2:
             return True
         if len(words) == 1 and key in BRANDS and (_DETERMINER_BEFORE.search(before) or after[:2] == "'s"):
             return True

@@ -165,26 +165,28 @@ _HONORIFIC_AFTER = re.compile(r"-(?:san|kun|chan|sama|sensei|senpai|ssi|nim|ji)$
 _HONORIFIC_BEFORE = re.compile(
     r"^(?:dona|dono|don|dom|senhor|senhora|seu|sr|sra|herr|frau|mamie|papi|tante|oncle|tia|tio|"
     r"auntie|aunty|aunt|uncle|mama|baba|nana|abuela|abuelo|nonna|nonno|oma|opa|lola|lolo|tita|tito|"
-    r"bibi|mzee|ate|kuya|ajumma|ahjussi|halmeoni|monsieur|madame|signora|signor)\s+"
+    r"bibi|mzee|ate|kuya|ajumma|ahjussi|halmeoni|halabeoji|monsieur|madame|signora|signor|nanay|tatay|"
+    r"inay|itay|mormor|morfar|farmor|farfar|bestemor|bestefar|babcia|dziadek|bunica|yiayia|pappou|"
+    r"bubbe|zaide|nonnina|vovo|avo)\s+"
 )
 
 
 def canonical(kind: str, key: str) -> str:
-    """One form for the spellings of one identifier: a phone's last nine digits ("+353 87 123 4567"
+    """One form for the spellings of one identifier: a phone's last eight digits ("+353 87 123 4567"
     and "087 123 4567"), a URL without scheme, "www." or final slash, a de-obfuscated e-mail, an ID
     number's letters and digits without a leading scheme word ("DL AB123456"), a street with its
     type spelt out and no commas ("23 aro st", "rua dos pinheiros, 498"), a person without an
     honorific ("suzuki-san", "dona chuy").
 
     >>> canonical("PHONE", "+64215550134"), canonical("PHONE", "0215550134")
-    ('215550134', '215550134')
+    ('15550134', '15550134')
     >>> canonical("URL", "https://www.site.com.br/"), canonical("EMAIL", "ama dot oven at gmail dot com")
     ('site.com.br', 'ama.oven@gmail.com')
     >>> canonical("LOCATION", "4/17 droop st"), canonical("PERSON", "suzuki-san")
     ('4/17 droop street', 'suzuki')
     """
     if kind == "PHONE":
-        return re.sub(r"\D", "", key)[-9:]
+        return re.sub(r"\D", "", key)[-8:]  # eight: Singapore's "9123 4567" beside "+65 9123 4567"
     if kind == "URL":
         return re.sub(r"^(?:https?://)?(?:www\.)?", "", key).rstrip("/")
     if kind == "EMAIL":
@@ -635,15 +637,27 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     return resolve_overlaps(named)
 
 
+#: A school year or class ("Grade 2", "Year 10", "Form 4", "Primary 5", "Std 8").
+_SCHOOL_YEAR = re.compile(r"(?i)^(?:grade|year|class|form|standard|std|primary|kindergarten)\s*-?\d{1,2}$")
+#: A saint's title right before a name: the saint (and the saint's day), not the participant's
+#: relative who shares the name.
+_SAINT_BEFORE = re.compile(r"\b(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\.?)\s+$", re.IGNORECASE)
+
+
 def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | None = None) -> bool:
     """False for a name-shaped span that is an everyday word in context.
 
     A lowercase everyday-word name ("will", "grace"), a capitalized one at the start of a sentence
     before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
-    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`).
+    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`), nor
+    a person's name after a saint's title ("Sant Jordi").
     """
     if public_mention(surface, text, start, end, kind=kind) or _COMPOUND_TITLE.search(surface):
         return False
+    if _SCHOOL_YEAR.match(surface.strip()):
+        return False  # "Grade 2", "Year 10", "Form 4": a school year, not a place or a name
+    if kind == "PERSON" and _SAINT_BEFORE.search(text[:start]):
+        return False  # "Sant Jordi", "São João", "Sankt Martin": a saint or the saint's day
     if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
         start > 0 and text[start - 1] == "-"
     ):

@@ -37,13 +37,15 @@ README_CORPORA = (
     "deid_heldout_memories.jsonl",
     "deid_heldout2_memories.jsonl",
     "deid_heldout3_memories.jsonl",
+    "deid_heldout4_memories.jsonl",
     "deid_tuning_memories.jsonl",
     "planted_pii_corpus.jsonl",
     "planted_pii_heldout.jsonl",
 )
-#: The corpora that meet the whole bar; the third former held-out corpus (written blind, demoted to
-#: tuning on 2026-12-01) does not yet: see docs/deidentification.md.
-BAR_CORPORA = tuple(name for name in README_CORPORA if name != "deid_heldout3_memories.jsonl")
+#: The corpora written blind to the code by someone else (demoted to tuning on 2026-12-01): they do
+#: not yet meet the whole bar (see docs/deidentification.md); the others do.
+BLIND_CORPORA = ("deid_heldout3_memories.jsonl", "deid_heldout4_memories.jsonl")
+BAR_CORPORA = tuple(name for name in README_CORPORA if name not in BLIND_CORPORA)
 
 
 @pytest.fixture(scope="module")
@@ -219,10 +221,39 @@ def test_withholding_keeps_placeholder_contrasts_and_withholds_what_changes_the_
         response_with_memory="Her party is on March 3, 2026.",
         response_without_memory="Throw a party soon.",
     )
-    results = {r.record.record_id: r for r in deidentify_records([kept, erased, dated], ner)}
+    # the response repeats the remembered date in another form: "the 3rd" reads "a date", the memory
+    # "March 2026": the published response no longer visibly uses the remembered date
+    reworded = _record(
+        "r",
+        retrieved_memories=memories,
+        response_with_memory="Her party is on the 3rd.",
+        response_without_memory="Throw a party soon.",
+    )
+    # two remembered dates share the published form "March 2026": which one the response used is lost
+    two_dates = _record(
+        "t",
+        retrieved_memories=[*memories, "Dana Whitfield's exam is on March 20, 2026."],
+        response_with_memory="Her party is on March 3, 2026.",
+        response_without_memory="Throw a party soon.",
+    )
+    # the memory-free response names another March date: after generalization both read alike
+    contrast = _record(
+        "x",
+        retrieved_memories=memories,
+        response_with_memory="Her party is on March 3, 2026.",
+        response_without_memory="Parties often fall on March 7, 2026.",
+    )
+    records = [kept, erased, dated, reworded, two_dates, contrast]
+    results = {r.record.record_id: r for r in deidentify_records(records, ner)}
     assert results["k"].action == "publish"
     assert results["e"].action == "publish"  # [LOCATION_1] vs [PERSON_1]: still a contrast
-    assert (results["d"].action, results["d"].reason) == ("withhold", REASON_GENERALIZED)
+    # generalized alike in the memory and the response ("March 2026" in both), as a consistent
+    # placeholder: the response still visibly repeats the remembered date (A.4)
+    assert results["d"].action == "publish"
+    assert results["d"].fields["response_with_memory"] == "Her party is on March 2026."
+    for rid in ("r", "t", "x"):
+        assert (results[rid].action, results[rid].reason) == ("withhold", REASON_GENERALIZED), rid
+    assert deidentify_records([dated], ner, policy="generalized_only")[0].action == "withhold"
     strict = deidentify_records([kept], ner, policy="differing_text")[0]
     assert strict.action == "withhold"
     # the responses differ only in two names of one person: after redaction they are the same text
@@ -273,9 +304,14 @@ def test_readme_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> 
     for name in BAR_CORPORA:
         assert bar_failures(by_name[name]) == [], name
         assert by_name[name].leaks_in_published == 0, name
-    # the third, written blind to the code, meets the recall part of the bar for every kind
+    # the third, written blind to the code, meets the recall and publication parts of the bar
     third = by_name["deid_heldout3_memories.jsonl"]
     assert all(row["recall"] >= 0.95 for row in third.per_kind.values()), third.per_kind
+    assert third.published >= 0.8 * third.comparisons
+    # the fourth, written blind to the code, meets the recall and publication parts of the bar
+    fourth = by_name["deid_heldout4_memories.jsonl"]
+    assert all(row["recall"] >= 0.95 for row in fourth.per_kind.values()), fourth.per_kind
+    assert fourth.published >= 0.8 * fourth.comparisons
 
 
 def test_cli_reports_over_redaction_consistency_and_participants() -> None:
@@ -323,7 +359,7 @@ def test_build_summary_counts_withheld_comparisons_per_participant() -> None:
     dated = _record(
         "d",
         retrieved_memories=memories,
-        response_with_memory="The party is on March 3, 2026.",
+        response_with_memory="The party is on the 3rd.",
         response_without_memory="Throw a party soon.",
     )
     kept = _record(
