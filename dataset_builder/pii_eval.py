@@ -76,6 +76,7 @@ _SHIPPED = (
     "deid_heldout2_memories.jsonl",
     "deid_heldout3_memories.jsonl",
     "deid_heldout4_memories.jsonl",
+    "deid_heldout5_memories.jsonl",
 )
 _PLACEHOLDER = re.compile(r"\[[A-Z_]+_\d+\]")
 #: Tokens that identify nobody on their own: street types, direction letters, titles, mail words,

@@ -34,6 +34,7 @@ ROOT = FIX.parent.parent.parent
 HELDOUT = FIX / "deid_heldout_memories.jsonl"
 TUNING = FIX / "deid_tuning_memories.jsonl"
 README_CORPORA = (
+    "deid_heldout5_memories.jsonl",
     "deid_heldout_memories.jsonl",
     "deid_heldout2_memories.jsonl",
     "deid_heldout3_memories.jsonl",
@@ -45,7 +46,11 @@ README_CORPORA = (
 #: The corpora written blind to the code by someone else (demoted to tuning on 2026-12-01): they do
 #: not yet meet the whole bar (see docs/deidentification.md); the others do.
 BLIND_CORPORA = ("deid_heldout3_memories.jsonl", "deid_heldout4_memories.jsonl")
-BAR_CORPORA = tuple(name for name in README_CORPORA if name not in BLIND_CORPORA)
+#: Written blind by someone else and never tuned on: measured at the end of the 2026-12-01 work
+#: (docs/deidentification.md, "Fifth held-out corpus"). Its column is the honest estimate; the
+#: bar is not met on it, and no assertion here may be tuned to it.
+HELDOUT_CORPORA = ("deid_heldout5_memories.jsonl",)
+BAR_CORPORA = tuple(name for name in README_CORPORA if name not in BLIND_CORPORA + HELDOUT_CORPORA)
 
 
 @pytest.fixture(scope="module")
