@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from dataset_builder.pii_eval import (
 )
 from dataset_builder.preferences import RawPreferenceRecord
 from mirage_bench.cli import app
+from tests.helpers_deid import FixedNer
 from tests.helpers_records import raw_preference_record
 
 FIX = Path(__file__).parent / "fixtures" / "dataset"
@@ -56,27 +56,6 @@ BAR_CORPORA = tuple(name for name in README_CORPORA if name not in BLIND_CORPORA
 @pytest.fixture(scope="module")
 def ner() -> SpacyRecognizer:
     return SpacyRecognizer().load()
-
-
-class FixedNer:
-    """A recognizer that labels exactly the given surfaces (every occurrence), nothing else."""
-
-    name = "fixed"
-
-    def __init__(self, labels: dict[str, str]) -> None:
-        self.labels = labels
-
-    def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
-        out = []
-        for text in texts:
-            found = []
-            for surface, kind in self.labels.items():
-                start = text.find(surface)
-                while start >= 0:
-                    found.append(Entity(start, start + len(surface), kind, surface, "ner"))
-                    start = text.find(surface, start + 1)
-            out.append(found)
-        return out
 
 
 def _record(rid: str = "r1", pid: str = "p1", **texts: object) -> RawPreferenceRecord:

@@ -18,28 +18,8 @@ from dataset_builder.entity_cues import (
 )
 from dataset_builder.pii_eval import PiiEvaluation, PlantedCorpus, PlantedItem, bar_failures, evaluate_planted
 from dataset_builder.public import country_names, media_titles, programming_languages, public_mention
+from tests.helpers_deid import FixedNer
 from tests.helpers_records import raw_preference_record
-
-
-class FixedNer:
-    """A recognizer that labels exactly the given surfaces (every occurrence), nothing else."""
-
-    name = "fixed"
-
-    def __init__(self, labels: dict[str, str]) -> None:
-        self.labels = labels
-
-    def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
-        out = []
-        for text in texts:
-            found = []
-            for surface, kind in self.labels.items():
-                start = text.find(surface)
-                while start >= 0:
-                    found.append(Entity(start, start + len(surface), kind, surface, "ner"))
-                    start = text.find(surface, start + 1)
-            out.append(found)
-        return out
 
 
 def _surfaces(entities: Sequence[Entity]) -> list[tuple[str, str]]:

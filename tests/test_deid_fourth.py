@@ -142,7 +142,8 @@ def _published(records: list, ner: object) -> dict[str, dict]:
 
 
 def test_agencies_and_id_schemes_are_public_the_number_is_not() -> None:
-    from tests.test_dataset_deid_measure import FixedNer, _record
+    from tests.helpers_deid import FixedNer
+    from tests.test_dataset_deid_measure import _record
 
     record = _record(
         "a",
@@ -157,7 +158,8 @@ def test_agencies_and_id_schemes_are_public_the_number_is_not() -> None:
 
 
 def test_a_service_is_public_unless_the_participant_works_there() -> None:
-    from tests.test_dataset_deid_measure import FixedNer, _record
+    from tests.helpers_deid import FixedNer
+    from tests.test_dataset_deid_measure import _record
 
     ner = FixedNer({"Deliveroo": "ORGANIZATION", "deliveroo": "ORGANIZATION", "Lidl": "ORGANIZATION"})
     shopper = _record("s", "p1", query="is Lidl or Deliveroo cheaper for a weekly shop?")
@@ -187,7 +189,8 @@ def test_work_context() -> None:
 
 
 def test_a_kinship_word_before_a_name_makes_a_person_of_any_ner_label() -> None:
-    from tests.test_dataset_deid_measure import FixedNer, _record
+    from tests.helpers_deid import FixedNer
+    from tests.test_dataset_deid_measure import _record
 
     record = _record("k", query="what to cook for Oma Griet and a trip to Don Benito?")
     ner = FixedNer({"Oma Griet": "LOCATION", "Don Benito": "LOCATION"})
@@ -205,7 +208,8 @@ def test_a_decimal_after_at_is_no_handle() -> None:
 
 
 def test_a_greeting_or_closing_is_no_name_and_leaves_the_name_after_it() -> None:
-    from tests.test_dataset_deid_measure import FixedNer, _record
+    from tests.helpers_deid import FixedNer
+    from tests.test_dataset_deid_measure import _record
 
     record = _record(
         "g",
@@ -219,7 +223,8 @@ def test_a_greeting_or_closing_is_no_name_and_leaves_the_name_after_it() -> None
 
 
 def test_a_name_after_a_saints_title_is_the_saint() -> None:
-    from tests.test_dataset_deid_measure import FixedNer, _record
+    from tests.helpers_deid import FixedNer
+    from tests.test_dataset_deid_measure import _record
 
     record = _record("s", query="pia's bday falls on santa pia week, and pia loves roses")
     text = _published([record], FixedNer({"pia": "PERSON"}))["s"]["query"]
@@ -228,7 +233,8 @@ def test_a_name_after_a_saints_title_is_the_saint() -> None:
 
 def test_the_exact_text_check_skips_a_context_items_text_inside_a_must_keep_phrase() -> None:
     from dataset_builder.pii_eval import PlantedItem, evaluate_planted
-    from tests.test_dataset_deid_measure import FixedNer, _corpus, _record
+    from tests.helpers_deid import FixedNer
+    from tests.test_dataset_deid_measure import _corpus, _record
 
     record = _record("s", query="pia's bday falls on santa pia week")
     item = PlantedItem("PERSON", "pia", "pia", "pia's bday")
@@ -265,7 +271,8 @@ def test_a_lowercase_place_name_after_the_is_a_common_noun() -> None:
 
 
 def test_a_public_name_with_chat_words_or_a_my_page_is_public() -> None:
-    from tests.test_dataset_deid_measure import FixedNer, _record
+    from tests.helpers_deid import FixedNer
+    from tests.test_dataset_deid_measure import _record
 
     record = _record(
         "p",
@@ -282,7 +289,8 @@ def test_a_public_name_with_chat_words_or_a_my_page_is_public() -> None:
 
 
 def test_a_date_only_the_memory_free_response_and_general_knowledge_carry_is_kept() -> None:
-    from tests.test_dataset_deid_measure import FixedNer, _record
+    from tests.helpers_deid import FixedNer
+    from tests.test_dataset_deid_measure import _record
 
     general = _record(
         "g",

@@ -14,7 +14,8 @@ from dataset_builder.detectors import Entity, find_patterns, generalize_date
 from dataset_builder.entity_cues import find_lowercase_people, find_nicknames, find_signed_people
 from dataset_builder.evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from dataset_builder.resolver import ParticipantRedactor, canonical
-from tests.test_dataset_deid_measure import FixedNer, _record
+from tests.helpers_deid import FixedNer
+from tests.test_dataset_deid_measure import _record
 
 
 def _found(text: str, kind: str) -> list[str]:
