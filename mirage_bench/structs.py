@@ -39,11 +39,14 @@ def first_error(exc: ValidationError, top: str = "record") -> str:
 
     ``top`` names the location when the error is about the whole object (an empty ``loc``).
     """
-    first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or top
-    return f"{where}: {first['msg']}"
+    return _one(exc.errors()[0], top)
 
 
 def all_errors(exc: ValidationError, top: str = "<record>") -> str:
     """Every error of a pydantic ``ValidationError`` as ``"<location>: <message>"``, joined by ``"; "``."""
-    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or top}: {err['msg']}" for err in exc.errors())
+    return "; ".join(_one(err, top) for err in exc.errors())
+
+
+def _one(err: Any, top: str) -> str:
+    """One pydantic error as ``"<dotted location>: <message>"`` (``top`` for an empty location)."""
+    return f"{'.'.join(str(part) for part in err['loc']) or top}: {err['msg']}"
