@@ -51,10 +51,6 @@ class MeasuredRecords:
         return sorted(set(self.claims["judge"].astype(str))) if not self.claims.empty else []
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return read_jsonl_lenient(path)  # a worker may be appending the last line right now
-
-
 def run_folders(store_root: Path | None, run_dirs: Iterable[Path] = ()) -> list[Path]:
     """The store's result folders, then the given run directories (each once)."""
     found: list[Path] = []
@@ -78,8 +74,9 @@ def load_records(store_root: Path | None, run_dirs: Iterable[Path] = (), *,
         try:
             parquet = folder / "claims.parquet"
             claims = pd.read_parquet(parquet) if parquet.exists() else None
-            folder_accum = _jsonl(folder / "accum.jsonl")
-            folder_responses = _jsonl(folder / "responses.jsonl")
+            # lenient: a worker may be appending the last line right now
+            folder_accum = read_jsonl_lenient(folder / "accum.jsonl")
+            folder_responses = read_jsonl_lenient(folder / "responses.jsonl")
         except (OSError, ValueError) as exc:
             problems.append(f"{folder.name}: {exc}")
             log.warning("run folder %s is unreadable and is not in the tables: %s", folder, exc)
@@ -103,8 +100,10 @@ def load_records(store_root: Path | None, run_dirs: Iterable[Path] = (), *,
                     claims = claims[~smoke]
             names = [label(m, m in smoke_models) for m in claims["model"].astype(str)]
             frames.append(claims.assign(model=names))
-        responses += [{**r, "model": label(r.get("model", ""), str(r.get("model", "")) in smoke_models)}
-                      for r in folder_responses]
+        for r in folder_responses:
+            smoke_response = str(r.get("model", "")) in smoke_models
+            if include_smoke or not smoke_response:  # like the claims and Accum records
+                responses.append({**r, "model": label(r.get("model", ""), smoke_response)})
         accum += [{**a, "model": label(a.get("model", ""), bool(a.get("smoke_test")))} for a in folder_accum
                   if include_smoke or not a.get("smoke_test")]
     claims = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(

@@ -38,6 +38,14 @@ def test_smoke_rows_are_hidden_unless_asked_and_then_flagged(ctx: Context, run_d
     assert len(frame[frame.source == "reported"]) == len(load_reported("table10"))
 
 
+def test_smoke_records_of_every_kind_are_left_out_unless_asked(run_dir: Path) -> None:
+    """Claims, responses and Accum records of a smoke-test run: none without ``include_smoke``."""
+    hidden = load_records(None, [run_dir])
+    assert hidden.claims.empty and hidden.responses == [] and hidden.accum == []
+    shown = load_records(None, [run_dir], include_smoke=True)
+    assert shown.responses and all(r["model"].endswith(SMOKE_MARK) for r in shown.responses)
+
+
 def test_measured_rows_equal_the_metrics_tables(ctx: Context, run_dir: Path) -> None:
     records = load_records(None, [run_dir], include_smoke=True)
     tables = measured_tables(records, "scripted:simulate")
