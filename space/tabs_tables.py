@@ -6,11 +6,14 @@ UI only: the rows come from :mod:`mirage_bench.paper_tables` (which computes the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .tabs_board import Context
+
+if TYPE_CHECKING:
+    from mirage_bench.paper_tables import MeasuredRecords
 
 #: Radio choices: (label, table name).
 TABLE_CHOICES: list[tuple[str, str]] = [
@@ -35,20 +38,29 @@ NOTES: dict[str, str] = {
 }
 
 
-def _judges(ctx: Context, smoke: bool) -> list[str]:
+def _records(ctx: Context, smoke: bool) -> MeasuredRecords:
     from mirage_bench import paper_tables
+
+    return paper_tables.load_records(ctx.store.root, ctx.run_dirs, include_smoke=smoke)
+
+
+def _judges(records: MeasuredRecords) -> list[str]:
     from mirage_bench.reported import PAPER_JUDGE
 
-    records = paper_tables.load_records(ctx.store.root, ctx.run_dirs, include_smoke=smoke)
     return [PAPER_JUDGE] + [j for j in records.judges() if j != PAPER_JUDGE]
 
 
 def tables_view(ctx: Context, table: str, judge: str | None, smoke: bool = False,
-                show_reported: bool = True, median_ties: str = "negative") -> tuple[pd.DataFrame, str]:
-    """The rows shown for ``table`` and the note under them (rounded for display only)."""
+                show_reported: bool = True, median_ties: str = "negative",
+                records: MeasuredRecords | None = None) -> tuple[pd.DataFrame, str]:
+    """The rows shown for ``table`` and the note under them (rounded for display only).
+
+    ``records`` are the run folders' records read with the same ``smoke`` (read here when None).
+    """
     from mirage_bench import paper_tables
 
-    records = paper_tables.load_records(ctx.store.root, ctx.run_dirs, include_smoke=smoke)
+    if records is None:
+        records = _records(ctx, smoke)
     measured = paper_tables.measured_tables(records, judge, median_ties=median_ties)
     frame = paper_tables.side_by_side(table, measured, show_reported=show_reported)
     shown = frame.round(2) if not frame.empty else pd.DataFrame({"": ["no rows"]})
@@ -68,7 +80,8 @@ def tables_tab(ctx: Context) -> None:
     """Table selector, judge selector, smoke-test and reported-rows toggles, the table and its note."""
     import gradio as gr
 
-    judges = _judges(ctx, False)
+    records = _records(ctx, False)
+    judges = _judges(records)
     with gr.Row():
         table = gr.Radio(TABLE_CHOICES, value="table4", label="Table", elem_id="tables-table")
         judge = gr.Dropdown(judges, value=judges[0], label="Judge (Tables 6, 7, 10)", elem_id="tables-judge")
@@ -78,7 +91,7 @@ def tables_tab(ctx: Context) -> None:
         ties = gr.Radio([("above the median", "negative"), ("at or above the median", "positive")],
                         value="negative", label="Table 6 AUROC positives", elem_id="tables-ties")
         refresh = gr.Button("Refresh", elem_id="tables-refresh")
-    first, first_note = tables_view(ctx, "table4", judges[0])
+    first, first_note = tables_view(ctx, "table4", judges[0], records=records)
     grid = gr.Dataframe(value=first, interactive=False, wrap=True, elem_id="tables-grid")
     note = gr.Markdown(first_note, elem_id="tables-note")
 
@@ -86,10 +99,12 @@ def tables_tab(ctx: Context) -> None:
         return tables_view(ctx, table_v, judge_v, bool(smoke_v), bool(reported_v), ties_v or "negative")
 
     def rejudge(table_v, judge_v, reported_v, smoke_v, ties_v):
-        choices = _judges(ctx, bool(smoke_v))
+        fresh = _records(ctx, bool(smoke_v))  # read once for the judge list and the table
+        choices = _judges(fresh)
         chosen = judge_v if judge_v in choices else choices[0]
         return (gr.Dropdown(choices=choices, value=chosen),
-                *render(table_v, chosen, reported_v, smoke_v, ties_v))
+                *tables_view(ctx, table_v, chosen, bool(smoke_v), bool(reported_v), ties_v or "negative",
+                             records=fresh))
 
     inputs = [table, judge, reported, smoke, ties]
     for comp in (table, judge, reported, ties):

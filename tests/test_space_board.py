@@ -64,6 +64,24 @@ def test_an_unreadable_row_file_is_logged_not_silently_dropped(
     assert torn.exists() and str(torn) in caplog.text and "not shown" in caplog.text
 
 
+def test_a_run_dir_row_is_computed_once_per_change_of_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    _claims("m/run", "j", ["GROUNDED", "FABRICATED"]).to_parquet(run_dir / "claims.parquet")
+    calls: list[Path] = []
+    real = lb.row_from_run_dir
+    monkeypatch.setattr(lb, "row_from_run_dir", lambda d: calls.append(d) or real(d))
+    first = lb.load_board(None, [run_dir])
+    again = lb.load_board(None, [run_dir])
+    assert len(calls) == 1 and first.equals(again)
+    _claims("m/run", "j", ["FABRICATED", "FABRICATED", "FABRICATED"]).to_parquet(run_dir / "claims.parquet")
+    changed = lb.load_board(None, [run_dir])
+    assert len(calls) == 2
+    assert changed[changed["model"] == "m/run"]["oi_pct"].iloc[0] == pytest.approx(100.0)
+
+
 def test_reported_rows_seed_the_board_under_the_paper_judge(tmp_path: Path) -> None:
     board = lb.load_board(tmp_path)
     assert len(board) == 12 and set(board["source"]) == {"reported"}

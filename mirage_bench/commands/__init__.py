@@ -7,12 +7,25 @@ from typing import TypeVar
 
 import typer
 
-__all__ = ["command_group", "fail", "load_each"]
+__all__ = [
+    "EXIT_BACKEND_FATAL",
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_TOO_MANY_FAILURES",
+    "command_group",
+    "fail",
+    "load_each",
+]
 
 T = TypeVar("T")
 
+#: Exit statuses of the commands (``run`` / ``judge`` / ``judge-claims`` / ``judges canary`` document
+#: them in their ``--help`` and docs/engine.md): a user mistake, a failed operation (too many failed
+#: calls), a backend that cannot serve at all, an interrupt.
+EXIT_BAD_INPUT, EXIT_TOO_MANY_FAILURES, EXIT_BACKEND_FATAL, EXIT_INTERRUPTED = 2, 1, 3, 130
 
-def fail(exc: BaseException | str, code: int = 2) -> typer.Exit:
+
+def fail(exc: BaseException | str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     """Print ``error: <exc>`` on stderr and return the ``typer.Exit(code)`` to raise (no traceback).
 
     Use as ``raise fail(exc) from exc``; 2 is a user mistake (bad input), 1 a failed operation.

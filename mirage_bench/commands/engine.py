@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mirage_bench.commands import fail
+from mirage_bench.commands import EXIT_BACKEND_FATAL, EXIT_INTERRUPTED, EXIT_TOO_MANY_FAILURES, fail
 
 
 def _option(kind: Any, flag: str, help: str, **settings: Any) -> Any:
@@ -66,9 +66,6 @@ def _price(text: str | None) -> tuple[float, float] | None:
         raise typer.BadParameter("expected IN,OUT in USD per million tokens, e.g. 0.15,0.60") from exc
     return a, b
 
-
-#: Exit statuses of ``run`` / ``judge`` (documented in their ``--help`` and docs/engine.md).
-EXIT_BAD_INPUT, EXIT_TOO_MANY_FAILURES, EXIT_BACKEND_FATAL, EXIT_INTERRUPTED = 2, 1, 3, 130
 
 MaxFailureRate = _option(
     float,

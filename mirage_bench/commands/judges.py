@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from mirage_bench.commands import command_group, fail
+from mirage_bench.commands import EXIT_BACKEND_FATAL, command_group, fail
 
 judges_app = command_group("judges", "Judge configurations (configs/judges/*.yaml) and the drift canary.")
 
@@ -57,7 +57,7 @@ def judge_claims_command(
         )
     except FatalBackendError as exc:  # before ValueError: it is one
         typer.echo(f"error: {exc} (labels so far are kept in {out}; re-run to resume)", err=True)
-        raise typer.Exit(3) from exc
+        raise typer.Exit(EXIT_BACKEND_FATAL) from exc
     except (ValueError, ImportError) as exc:
         raise fail(exc) from exc
     typer.echo(
@@ -167,7 +167,7 @@ def canary_command(
         record = run_canary(root, config, reason="on request", concurrency=concurrency)
     except FatalBackendError as exc:  # before ValueError: it is one
         typer.echo(f"error: {exc} (no canary recorded)", err=True)
-        raise typer.Exit(3) from exc
+        raise typer.Exit(EXIT_BACKEND_FATAL) from exc
     except (ValueError, ImportError) as exc:
         raise fail(exc) from exc
     flagged = drift([*_history(root)])[-1]["drift"]

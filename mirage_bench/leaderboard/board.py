@@ -10,6 +10,8 @@ shows one judge at a time and hides smoke-test rows unless asked.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import logging
 from collections.abc import Iterable, Sequence
@@ -229,7 +231,7 @@ def load_board(store_root: Path | None = None, run_dirs: Iterable[Path] = ()) ->
                 log.warning("leaderboard row %s is unreadable and is not shown: %s", path, exc)
                 continue
     for run_dir in run_dirs:
-        rows.append(row_from_run_dir(Path(run_dir)))
+        rows.append(_run_dir_row(Path(run_dir)))
     board = pd.concat([reported, pd.DataFrame(rows)], ignore_index=True) if rows else reported
     board["smoke_test"] = board["smoke_test"].fillna(False).astype(bool)
     if "flags" not in board:
@@ -240,6 +242,33 @@ def load_board(store_root: Path | None = None, run_dirs: Iterable[Path] = ()) ->
         if col in board:
             board[col] = board[col].fillna("").astype(str)
     return board
+
+
+#: The files of a run directory that :func:`row_from_run_dir` reads.
+RUN_DIR_FILES = ("claims.parquet", "responses.jsonl", "manifest.json", "judgments.jsonl")
+
+
+def _run_dir_row(run_dir: Path) -> dict[str, Any]:
+    """:func:`row_from_run_dir`, computed once per change of the run's files (path, size, mtime).
+
+    The Space reloads the board on every filter change; a run directory's row only changes when one
+    of its files does, so it is not re-read and re-scored each time.
+    """
+    signature = []
+    for name in RUN_DIR_FILES:
+        try:
+            stat = (run_dir / name).stat()
+        except OSError:
+            signature.append((name, None, None))
+        else:
+            signature.append((name, stat.st_mtime_ns, stat.st_size))
+    return copy.deepcopy(_run_dir_row_cached(str(run_dir.resolve()), tuple(signature)))
+
+
+@functools.lru_cache(maxsize=64)
+def _run_dir_row_cached(run_dir: str, signature: tuple[Any, ...]) -> dict[str, Any]:
+    del signature  # only the cache key
+    return row_from_run_dir(Path(run_dir))
 
 
 def row_from_run_dir(run_dir: Path) -> dict[str, Any]:
