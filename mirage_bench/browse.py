@@ -41,13 +41,6 @@ def judged_run_dirs(store_root: Path | None, run_dirs: Iterable[Path] = ()) -> l
     return found
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL file, skipping a line that does not parse: the worker appends to
-    ``judgments.jsonl`` while the Space reads it, so the last line may be half-written (the worker
-    judges that response again; this read-only view just shows it later)."""
-    return read_jsonl_lenient(path, objects_only=True)
-
-
 def judged_responses(
     dirs: Sequence[Path],
     task_id: str,
@@ -66,9 +59,12 @@ def judged_responses(
     """
     out: list[dict[str, Any]] = []
     for run_dir in dirs:
-        responses = {(r["persona_id"], r["task_id"]): r for r in _read_jsonl(run_dir / "responses.jsonl")}
+        # lenient: the worker appends to these files while the Space reads them (a half-written last
+        # line is judged again by the worker; this read-only view just shows it later)
+        rows = read_jsonl_lenient(run_dir / "responses.jsonl", objects_only=True)
+        responses = {(r["persona_id"], r["task_id"]): r for r in rows}
         latest: dict[tuple[str, str], dict[str, Any]] = {}
-        for rec in _read_jsonl(run_dir / "judgments.jsonl"):
+        for rec in read_jsonl_lenient(run_dir / "judgments.jsonl", objects_only=True):
             latest[(rec["persona_id"], rec["task_id"])] = rec
         for (pid, tid), rec in sorted(latest.items()):
             if tid != task_id or (persona_id and pid != persona_id) or rec.get("status") != "ok":
@@ -98,7 +94,7 @@ def models_in(dirs: Sequence[Path]) -> list[str]:
     """Model names found in the judged run directories."""
     names = set()
     for run_dir in dirs:
-        for rec in _read_jsonl(run_dir / "judgments.jsonl"):
+        for rec in read_jsonl_lenient(run_dir / "judgments.jsonl", objects_only=True):
             names.add(str(rec.get("model", "")))
     return sorted(n for n in names if n)
 

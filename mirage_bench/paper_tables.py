@@ -75,8 +75,8 @@ def load_records(store_root: Path | None, run_dirs: Iterable[Path] = (), *,
             parquet = folder / "claims.parquet"
             claims = pd.read_parquet(parquet) if parquet.exists() else None
             # lenient: a worker may be appending the last line right now
-            folder_accum = read_jsonl_lenient(folder / "accum.jsonl")
-            folder_responses = read_jsonl_lenient(folder / "responses.jsonl")
+            folder_accum = read_jsonl_lenient(folder / "accum.jsonl", objects_only=True)
+            folder_responses = read_jsonl_lenient(folder / "responses.jsonl", objects_only=True)
         except (OSError, ValueError) as exc:
             problems.append(f"{folder.name}: {exc}")
             log.warning("run folder %s is unreadable and is not in the tables: %s", folder, exc)
