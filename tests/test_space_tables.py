@@ -46,6 +46,19 @@ def test_smoke_records_of_every_kind_are_left_out_unless_asked(run_dir: Path) ->
     assert shown.responses and all(r["model"].endswith(SMOKE_MARK) for r in shown.responses)
 
 
+def test_a_line_that_is_not_an_object_is_skipped(run_dir: Path, tmp_path: Path) -> None:
+    """A run folder whose JSONL holds a non-object line (a list, a number) still loads."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    for name in ("responses.jsonl", "accum.jsonl"):
+        with (copy / name).open("a", encoding="utf-8") as handle:
+            handle.write("[1, 2]\n7\n")
+    records = load_records(None, [copy], include_smoke=True)
+    assert len(records.responses) == len(load_records(None, [run_dir], include_smoke=True).responses)
+
+
 def test_measured_rows_equal_the_metrics_tables(ctx: Context, run_dir: Path) -> None:
     records = load_records(None, [run_dir], include_smoke=True)
     tables = measured_tables(records, "scripted:simulate")
