@@ -56,6 +56,7 @@ from mirage_bench.backends.base import (
 )
 from mirage_bench.cache import ResponseCache, cache_key
 from mirage_bench.types import Message
+from mirage_bench.usage import add_usage, current_stage
 
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
@@ -435,8 +436,6 @@ class Client:
 
     def _bump_many(self, counts: tuple[tuple[str, int], ...]) -> None:
         """Add ``counts`` to :attr:`stats` and the stage's usage; journal them (one ledger write in all)."""
-        from mirage_bench.usage import add_usage, current_stage
-
         stage = current_stage()
         lines: list[tuple[str, str, int]] = []
         for counter, n in counts:
