@@ -56,6 +56,7 @@ from mirage_bench.backends.base import (
 )
 from mirage_bench.cache import ResponseCache, cache_key
 from mirage_bench.types import Message
+from mirage_bench.usage import add_usage, current_stage
 
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
@@ -219,11 +220,6 @@ class PrioritySemaphore:
         self._value = value
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._counter = itertools.count()
-
-    @property
-    def waiting(self) -> int:
-        """Callers waiting for a slot."""
-        return sum(1 for _, _, f in self._waiters if not f.done())
 
     async def acquire(self, priority: int = 1) -> None:
         """Take a slot, waiting behind callers of lower ``priority`` values."""
@@ -417,8 +413,6 @@ class Client:
         self.ledger = ledger
         #: Usage per pipeline stage (:mod:`mirage_bench.usage`), the same counters as :attr:`stats`.
         self.stage_usage: dict[str, dict[str, int]] = {}
-        #: Called as ``stage_journal(stage, counter, n)`` for each per-stage change (the run's ledger).
-        self.stage_journal: Callable[[str, str, int], None] | None = None
         #: The fatal error that stopped this client, once one happened.
         self.fatal: FatalBackendError | None = None
         limit = getattr(backend, "max_concurrency", None)
@@ -435,8 +429,6 @@ class Client:
 
     def _bump_many(self, counts: tuple[tuple[str, int], ...]) -> None:
         """Add ``counts`` to :attr:`stats` and the stage's usage; journal them (one ledger write in all)."""
-        from mirage_bench.usage import add_usage, current_stage
-
         stage = current_stage()
         lines: list[tuple[str, str, int]] = []
         for counter, n in counts:
@@ -449,8 +441,6 @@ class Client:
                 lines.append((self.role or "client", counter, n))
             if stage is not None:
                 add_usage(self.stage_usage, stage, **{counter: n})
-                if self.stage_journal is not None:
-                    self.stage_journal(stage, counter, n)
                 if self.ledger is not None:
                     lines.append((f"stage:{stage}", counter, n))
         if lines:

@@ -180,3 +180,12 @@ def test_a_bad_key_stops_judge_claims_with_exit_3(tmp_path: Path) -> None:
         result = judge_claims(claims, tmp_path / "o.jsonl", "--judge", f"openai:judge@{server.base_url}")
     assert result.exit_code == 3, result.output
     assert "error:" in result.output and "re-run to resume" in result.output
+
+
+def test_unreadable_claims_lines_are_listed_not_raised(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n" + "[" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="2 invalid line") as info:
+        read_claims_file(bad)
+    assert "line 1: not valid JSON" in str(info.value)
+    assert "line 2: JSON nested too deeply" in str(info.value)

@@ -43,10 +43,6 @@ def canary_dir(store_root: str | Path) -> Path:
     return Path(store_root) / CANARY_SUBDIR
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return read_jsonl_lenient(path)  # skips a torn last line from a kill
-
-
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -68,7 +64,7 @@ def human_reference(store_root: str | Path) -> tuple[list[dict[str, Any]], str] 
         votes: dict[str, Counter[str]] = {}
         for label_file in sorted((root / "annotation" / "labels" / sample_path.stem).glob("*.jsonl")):
             latest: dict[str, str] = {}
-            for rec in _read_jsonl(label_file):
+            for rec in read_jsonl_lenient(label_file, objects_only=True):
                 if rec.get("item_id") in items and rec.get("human_label"):
                     latest[rec["item_id"]] = rec["human_label"]
             if latest:
@@ -150,7 +146,8 @@ def load_canary(store_root: str | Path) -> tuple[list[dict[str, Any]], dict[str,
     directory = canary_dir(store_root)
     if not (directory / "set_meta.json").exists():
         return None
-    return _read_jsonl(directory / "set.jsonl"), json.loads((directory / "set_meta.json").read_text())
+    meta = json.loads((directory / "set_meta.json").read_text())
+    return read_jsonl_lenient(directory / "set.jsonl", objects_only=True), meta
 
 
 def build_canary(
@@ -192,7 +189,7 @@ def build_canary(
 
 def canary_history(store_root: str | Path) -> list[dict[str, Any]]:
     """Every canary run, oldest first."""
-    return _read_jsonl(canary_dir(store_root) / "history.jsonl")
+    return read_jsonl_lenient(canary_dir(store_root) / "history.jsonl", objects_only=True)
 
 
 def needs_canary(

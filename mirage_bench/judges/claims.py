@@ -20,7 +20,6 @@ for is written with ``status: parse_failure`` and ``label: null``: counted, neve
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mirage_bench.backends.base import GenerateParams
+from mirage_bench.fileio import nonblank_lines, parse_json_line
 from mirage_bench.instruments.parsing import (
     SCHEMA_MAX_REASONING_CHARS,
     Parsed,
@@ -220,19 +220,15 @@ def read_claims_file(path: str | Path) -> list[ClaimInput]:
             )
             rows.append((number, row))
     else:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                rows.append((number, exc))
+        for number, line in nonblank_lines(path.read_text(encoding="utf-8")):
+            value, problem = parse_json_line(line)
+            rows.append((number, value if problem is None else ValueError(problem)))
     problems: list[str] = []
     items: list[ClaimInput] = []
     seen: dict[str, int] = {}
     for number, row in rows:
         if isinstance(row, Exception):
-            problems.append(f"line {number}: not JSON ({row})")
+            problems.append(f"line {number}: {row}")
             continue
         try:
             item = ClaimInput.model_validate(row).resolved()

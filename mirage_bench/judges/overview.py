@@ -29,8 +29,8 @@ def human_agreement_by_judge(store_root: str | Path, *, n_resamples: int = 1000)
     from mirage_bench.judges import annotation_records
 
     load_validation_sample = annotation_records().load_validation_sample
+    from mirage_bench.fileio import read_jsonl_lenient
     from mirage_bench.judges.agreement_files import compare_labels
-    from mirage_bench.judges.canary import _read_jsonl
 
     root = Path(store_root)
     judge_labels: dict[str, dict[str, str]] = {}
@@ -44,7 +44,7 @@ def human_agreement_by_judge(store_root: str | Path, *, n_resamples: int = 1000)
         for label_file in sorted((root / "annotation" / "labels" / sample_path.stem).glob("*.jsonl")):
             latest = {
                 r["item_id"]: r["human_label"]
-                for r in _read_jsonl(label_file)
+                for r in read_jsonl_lenient(label_file, objects_only=True)
                 if r.get("item_id") in by_id and r.get("human_label")
             }
             for item_id, label in latest.items():
