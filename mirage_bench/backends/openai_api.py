@@ -229,7 +229,7 @@ class OpenAIBackend(FlaggedRetry):
         import openai
 
         # The body encoded by orjson and sent as the request's ``content`` under the SDK's default JSON
-        # headers: the SDK's own encoder (stdlib json with a custom class) cost ~4 % of a call's CPU.
+        # headers: the SDK's own encoder (stdlib json with a custom class) showed in the per-call profile.
         # orjson would write a NaN/infinite sampling value as null (the server's default, silently)
         # and refuses a lone surrogate: those bodies go to the SDK's encoder, which raises as before.
         payload: dict[str, Any] = {"body": body}

@@ -102,7 +102,8 @@ def _any(folded: str, words: tuple[str, ...]) -> bool:
 
 #: Per pattern, a necessary condition for a match, on (folded lower-case text, original text).
 #: ``re`` cannot skip ahead for a case-insensitive alternation, so scanning a 2 KB response with all
-#: seven patterns cost ~0.6 ms per judge call; these substring tests cost a few microseconds and
+#: seven patterns costs ~0.35 ms (timeit, a benign 2 KB text; more on some texts, see
+#: docs/engine-backends.md); with these substring tests first ~0.03 ms, and they
 #: leave the regexes (which alone decide) to the rare text that contains their words.
 #: ``tests/test_engine_judge.py`` checks that the result never differs from the regexes alone.
 _MAY_MATCH: dict[str, Callable[[str, str], bool]] = {
