@@ -44,7 +44,7 @@ from pathlib import Path
 from mirage_bench.paths import PACKAGE_DIR
 from mirage_bench.structs import field_values
 
-from .deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records, texts_of
+from .deidentify import WithholdPolicy, deidentify_records, texts_of
 from .detectors import ENTITY_KINDS, Recognizer
 from .preferences import PreferenceFormatError, RawPreferenceRecord
 
@@ -59,7 +59,6 @@ __all__ = [
     "evaluate_planted",
     "load_planted_corpus",
     "markdown_table",
-    "published_text",
     "screening_label",
     "shipped_corpus",
 ]
@@ -218,14 +217,6 @@ def shipped_corpus(path: str | Path) -> str | None:
         if fixture.is_file() and fixture.read_bytes() == content:
             return name
     return None
-
-
-def published_text(result: DeidentifiedRecord) -> str:
-    """All published fields of one de-identified record, joined for searching."""
-    parts: list[str] = []
-    for value in result.fields.values():
-        parts.extend(value if isinstance(value, list) else [value])
-    return "\n".join(parts)
 
 
 def _occurrences(
