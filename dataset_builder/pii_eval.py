@@ -251,9 +251,10 @@ def _occurrences(
     return taken
 
 
-def _must_keep_counts(phrase: str, texts: Sequence[str]) -> int:
+def _must_keep_counts(phrase: str, folded_texts: Sequence[str]) -> int:
+    """Whole-word occurrences of ``phrase`` in texts already passed through :func:`_fold`."""
     pattern = re.compile(rf"(?<!\w){re.escape(_fold(phrase))}(?!\w)")
-    return sum(len(pattern.findall(_fold(text))) for text in texts)
+    return sum(len(pattern.findall(text)) for text in folded_texts)
 
 
 def evaluate_planted(
@@ -313,9 +314,12 @@ def evaluate_planted(
                 leaks += result.action == "publish"
             else:
                 caught_n[item.kind] += 1
-        for phrase in corpus.must_keep.get(record.record_id, []):
-            before = _must_keep_counts(phrase, list(raw.values()))
-            after = _must_keep_counts(phrase, list(published.values()))
+        keep = corpus.must_keep.get(record.record_id, [])
+        raw_folded = [_fold(text) for text in raw.values()] if keep else []  # once per record, not per phrase
+        published_folded = [_fold(text) for text in published.values()] if keep else []
+        for phrase in keep:
+            before = _must_keep_counts(phrase, raw_folded)
+            after = _must_keep_counts(phrase, published_folded)
             keep_total += before
             keep_lost += max(0, before - after)
             if before > after:
