@@ -590,7 +590,7 @@ def deidentify_records(
         for record in group:
             values = {
                 _date_value(e.text)
-                for e in find_patterns(record.response_without_memory)
+                for e in patterns[record.response_without_memory]  # found once per text above
                 if e.kind == "DATE"
                 and not any(
                     re.search(rf"(?<!\d){d}(?!\d)", own_text[pid]) for d in re.findall(r"\d+", e.text)

@@ -44,7 +44,7 @@ from pathlib import Path
 from mirage_bench.paths import PACKAGE_DIR
 from mirage_bench.structs import field_values
 
-from .deidentify import DeidentifiedRecord, WithholdPolicy, deidentify_records, texts_of
+from .deidentify import WithholdPolicy, deidentify_records, texts_of
 from .detectors import ENTITY_KINDS, Recognizer
 from .preferences import PreferenceFormatError, RawPreferenceRecord
 
@@ -59,7 +59,6 @@ __all__ = [
     "evaluate_planted",
     "load_planted_corpus",
     "markdown_table",
-    "published_text",
     "screening_label",
     "shipped_corpus",
 ]
@@ -220,14 +219,6 @@ def shipped_corpus(path: str | Path) -> str | None:
     return None
 
 
-def published_text(result: DeidentifiedRecord) -> str:
-    """All published fields of one de-identified record, joined for searching."""
-    parts: list[str] = []
-    for value in result.fields.values():
-        parts.extend(value if isinstance(value, list) else [value])
-    return "\n".join(parts)
-
-
 def _occurrences(
     fields: dict[str, str], items: Sequence[PlantedItem]
 ) -> list[tuple[PlantedItem, str, int, int]]:
@@ -260,9 +251,10 @@ def _occurrences(
     return taken
 
 
-def _must_keep_counts(phrase: str, texts: Sequence[str]) -> int:
+def _must_keep_counts(phrase: str, folded_texts: Sequence[str]) -> int:
+    """Whole-word occurrences of ``phrase`` in texts already passed through :func:`_fold`."""
     pattern = re.compile(rf"(?<!\w){re.escape(_fold(phrase))}(?!\w)")
-    return sum(len(pattern.findall(_fold(text))) for text in texts)
+    return sum(len(pattern.findall(text)) for text in folded_texts)
 
 
 def evaluate_planted(
@@ -322,9 +314,12 @@ def evaluate_planted(
                 leaks += result.action == "publish"
             else:
                 caught_n[item.kind] += 1
-        for phrase in corpus.must_keep.get(record.record_id, []):
-            before = _must_keep_counts(phrase, list(raw.values()))
-            after = _must_keep_counts(phrase, list(published.values()))
+        keep = corpus.must_keep.get(record.record_id, [])
+        raw_folded = [_fold(text) for text in raw.values()] if keep else []  # once per record, not per phrase
+        published_folded = [_fold(text) for text in published.values()] if keep else []
+        for phrase in keep:
+            before = _must_keep_counts(phrase, raw_folded)
+            after = _must_keep_counts(phrase, published_folded)
             keep_total += before
             keep_lost += max(0, before - after)
             if before > after:

@@ -26,6 +26,7 @@ from .detectors import (
     public_mention,
     resolve_overlaps,
 )
+from .entity_cues import _DETERMINER_BEFORE
 from .public import country_names
 
 __all__ = ["ParticipantRedactor", "canonical"]
@@ -93,7 +94,6 @@ _NAME_ONLY_AFTER = re.compile(
     r"said|thinks|likes|needs|gets|got|keeps|turns|texted|called)\b)",
     re.IGNORECASE,
 )
-_DETERMINER_BEFORE = re.compile(r"\b(?:the|a|an|my|your|his|her|our|their|this|that|its)\s+$", re.IGNORECASE)
 #: A relation word right before a name ("my mum june", "her son will").
 _RELATION_BEFORE = re.compile(
     rf"\b(?:my|our|your|his|her|their|'s)\s+(?:{RELATION_WORDS})\s+$", re.IGNORECASE
