@@ -37,6 +37,12 @@ class FakeBatchServer(FakeOpenAIServer):
         self.batch_items = 0
         self._polls: dict[str, int] = {}
         self._item_faults = 0
+        self._torn_lines = 0
+
+    def tear_lines(self, count: int) -> None:
+        """Write the next ``count`` OpenAI output lines torn (half a JSON object): a corrupt file."""
+        with self._lock:
+            self._torn_lines += count
 
     def fail_items(self, count: int) -> None:
         """Answer the next ``count`` batch items with a 500 (OpenAI: in the batch's error file)."""
@@ -171,7 +177,11 @@ class FakeBatchServer(FakeOpenAIServer):
         with self._lock:
             self.batch_items += len(out)
             file_id = f"file-out-{batch['id']}"
-            self.files[file_id] = "".join(json.dumps(o) + "\n" for o in out).encode()
+            encoded = [json.dumps(o) for o in out]
+            for i in range(min(self._torn_lines, len(encoded))):
+                encoded[i] = encoded[i][: len(encoded[i]) // 2]
+            self._torn_lines -= min(self._torn_lines, len(encoded))
+            self.files[file_id] = "".join(line + "\n" for line in encoded).encode()
             error_id = None
             if failed:  # OpenAI puts the failed requests in a separate error file
                 error_id = f"file-err-{batch['id']}"

@@ -158,3 +158,17 @@ def test_failed_batch_items_are_retried_and_counted_like_online_calls(
     pd.testing.assert_frame_equal(_claims(online), _claims(batched))
     usage = RunDir(batched).read_manifest().usage["model"]
     assert usage["retries"] == 3 and usage["failures"] == 0  # retried through the next batch, then answered
+
+
+def test_a_corrupt_output_line_is_asked_again_not_a_traceback(
+    server: FakeBatchServer, tmp_path: Path
+) -> None:
+    """Two torn lines in the provider's output file: those requests go into the next batch."""
+    spec = f"openai:fake-model@{server.base_url}"
+    judge = f"openai:fake-judge@{server.base_url}"
+    online, _ = start_run(model=spec, judge=judge, out=tmp_path / "online", **RUN)
+    server.reset()
+    server.tear_lines(2)
+    batched, _ = start_run(model=spec, judge=judge, out=tmp_path / "batch", batch=True, **RUN)
+    pd.testing.assert_frame_equal(_claims(online), _claims(batched))
+    assert RunDir(batched).read_manifest().usage["model"]["failures"] == 0

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mirage_bench.backends.base import BackendError, Completion, GenerateParams, Usage
+from mirage_bench.fileio import parse_json_line
 from mirage_bench.types import Message
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,13 @@ class _OpenAIBatches:
             for line in text.splitlines():
                 if not line.strip():
                     continue
-                row = json.loads(line)
+                row, problem = parse_json_line(line)
+                if problem is not None or not isinstance(row, dict) or "custom_id" not in row:
+                    # a corrupt line of the provider's output file: its request has no result and is
+                    # asked again by the caller, like one of an expired batch
+                    log.warning("openai batch %s: an output line is unreadable (%s)", batch_id,
+                                problem or "not an object with a custom_id")
+                    continue
                 response, error = row.get("response") or {}, row.get("error")
                 status = int(response.get("status_code") or 0)
                 if status == 200 and not error:
