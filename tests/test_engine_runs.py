@@ -376,3 +376,15 @@ def test_store_keeps_a_whole_last_record_without_newline_and_drops_a_torn_one(tm
         fh.write(records[0].model_dump_json()[:-5])  # torn: a kill mid-write
     assert len(JsonlStore(path, ResponseRecord).read()) == 2
     assert path.read_text(encoding="utf-8").count("\n") == 2 and path.read_text().endswith("\n")
+
+
+def test_a_hostile_responses_line_is_listed_not_a_traceback(tmp_path: Path) -> None:
+    """Not JSON, nested past the parser's depth, not an object: each is one listed problem."""
+    good = json.dumps({"persona_id": "seed_001", "task_id": "apartment", "response": "x"})
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([good, "not json", "[" * 100_000 + "]" * 100_000, "[1]"]) + "\n")
+    with pytest.raises(ValueError) as info:
+        judge_file(responses=path, judge="scripted", out=tmp_path / "j", judge_backend=simulated_backend())
+    message = str(info.value)
+    assert "line 2: not valid JSON" in message and "line 3: JSON nested too deeply" in message
+    assert "line 4:" in message and not (tmp_path / "j").exists()

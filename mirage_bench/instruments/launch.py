@@ -8,12 +8,12 @@ default run directory and guards resumption) and then call
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mirage_bench.fileio import nonblank_lines, parse_json_line
 from mirage_bench.instruments.parsing import AuditClaim
 from mirage_bench.instruments.pipeline import (
     RunSettings,
@@ -283,20 +283,16 @@ def read_responses_file(path: str | Path, model: str | None = None) -> list[Resp
     records: list[ResponseRecord] = []
     seen: dict[tuple[str, str], int] = {}
     path = Path(path)
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
+    for number, line in nonblank_lines(path.read_text(encoding="utf-8")):
+        value, problem = parse_json_line(line)  # never a traceback, even for hostile nesting
+        if problem is not None:
+            problems.append(f"line {number}: {problem}")
             continue
         try:
-            row = SubmissionRow.model_validate(json.loads(line))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            problems.append(
-                f"line {number}: {str(exc).splitlines()[0] if isinstance(exc, ValidationError) else exc}"
-                + (
-                    f" ({exc.errors()[0]['loc']}: {exc.errors()[0]['msg']})"
-                    if isinstance(exc, ValidationError)
-                    else ""
-                )
-            )
+            row = SubmissionRow.model_validate(value)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            problems.append(f"line {number}: {str(exc).splitlines()[0]} ({first['loc']}: {first['msg']})")
             continue
         if row.persona_id not in personas:
             problems.append(f"line {number}: unknown persona_id {row.persona_id!r}")
