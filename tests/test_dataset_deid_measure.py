@@ -43,13 +43,18 @@ README_CORPORA = (
     "planted_pii_corpus.jsonl",
     "planted_pii_heldout.jsonl",
 )
-#: The corpora written blind to the code by someone else (demoted to tuning on 2026-12-01): they do
-#: not yet meet the whole bar (see docs/deidentification.md); the others do.
-BLIND_CORPORA = ("deid_heldout3_memories.jsonl", "deid_heldout4_memories.jsonl")
-#: Written blind by someone else and never tuned on: measured at the end of the 2026-12-01 work
-#: (docs/deidentification.md, "Fifth held-out corpus"). Its column is the honest estimate; the
-#: bar is not met on it, and no assertion here may be tuned to it.
-HELDOUT_CORPORA = ("deid_heldout5_memories.jsonl",)
+#: The corpora written blind to the code by someone else and later demoted to tuning (the third and
+#: fourth on 2026-12-01, the fifth on 2026-12-01 after its misses were read): they do not yet meet the
+#: whole bar (see docs/deidentification.md); the others do.
+BLIND_CORPORA = (
+    "deid_heldout3_memories.jsonl",
+    "deid_heldout4_memories.jsonl",
+    "deid_heldout5_memories.jsonl",
+)
+#: Written blind by someone else and never tuned on (none in the repository while the detectors
+#: change: the next one is kept outside it and added when it is measured). Its column is the honest
+#: estimate, and no assertion here may be tuned to it.
+HELDOUT_CORPORA: tuple[str, ...] = ()
 BAR_CORPORA = tuple(name for name in README_CORPORA if name not in BLIND_CORPORA + HELDOUT_CORPORA)
 
 
