@@ -31,6 +31,7 @@ __all__ = [
     "Entity",
     "Recognizer",
     "SpacyRecognizer",
+    "UnionRecognizer",
     "find_patterns",
     "generalize_date",
     "public_mention",
@@ -712,6 +713,28 @@ def resolve_overlaps(entities: Sequence[Entity]) -> list[Entity]:
 _CODE_TOWN = re.compile(r"(\d{5})\s+([^\W\d_][\w\u00c0-\u024f-]*[a-z\u00df-\u024f][\w\u00c0-\u024f-]*)")
 
 
+#: A segment of a code joined to the rest by a hyphen, before or after it ("KIL-" of "KIL-B12-0457").
+_CODE_SEGMENT_BEFORE = re.compile(r"(?<![\w-])(?:[A-Z0-9]{1,5}-)+$")
+_CODE_SEGMENT_AFTER = re.compile(r"(?:-[A-Z0-9]{1,5})+(?![\w-])")
+
+
+def _whole_code(text: str, start: int, end: int) -> tuple[int, int]:
+    """The offsets of an identification number with the capitals-and-digits segments hyphenated to
+    it: a pattern that matched "B12-0457" of the account number "KIL-B12-0457" takes "KIL-".
+
+    >>> text = "acc no KIL-B12-0457. ok"
+    >>> text[slice(*_whole_code(text, 11, 19))], text[slice(*_whole_code("re-B12-0457", 3, 11))]
+    ('KIL-B12-0457', 'B12-0457')
+    """
+    before = _CODE_SEGMENT_BEFORE.search(text, max(0, start - 24), start)
+    if before:
+        start = before.start()
+    after = _CODE_SEGMENT_AFTER.match(text, end)
+    if after:
+        end = after.end()
+    return start, end
+
+
 def find_patterns(text: str) -> list[Entity]:
     """Identifiers found by the regular-expression patterns, overlaps resolved, in text order."""
     found = []
@@ -727,7 +750,9 @@ def find_patterns(text: str) -> list[Entity]:
                 found.append(Entity(start, start + code.end(1), kind, code.group(1), "pattern"))
                 found.append(Entity(start + code.start(2), end, kind, code.group(2), "pattern"))
                 continue
-            found.append(Entity(start, end, kind, m.group(group), "pattern"))
+            if kind == "ID_NUMBER":
+                start, end = _whole_code(text, start, end)
+            found.append(Entity(start, end, kind, text[start:end], "pattern"))
     found += find_phones(text)
     found += find_relation_names(text)
     found += find_places(text)
@@ -850,8 +875,39 @@ def generalize_date(text: str) -> str:
     return "a date"
 
 
-#: The rest of a business named after its owner ("Ama's Oven", "Joe's Garage").
-_OWNED_NAME = re.compile(r"['\u2019]s\s+[A-Z][a-z]+\b")
+#: The rest of a business or title named after its owner ("Ama's Oven", "Joe's Garage", "Grey's
+#: Anatomy"): a capitalised word right after the possessive, on the same line.
+_OWNED_NAME = re.compile(r"['\u2019]s[ \t]+[A-Z][a-z]+\b")
+#: An article NER took into a name ("the Peak District", "a Cannondale"): the name starts after it,
+#: where the article rules of the de-identifier can see it.
+_LEADING_ARTICLE = re.compile(r"(?:the|a|an)\s+(?=\S)", re.IGNORECASE)
+#: The last word of an organisation span that makes it a place ("Kuromon Market", "Hanover Quay").
+_PLACE_HEAD = re.compile(
+    r"\s(?:Market|Markets|Station|Square|Plaza|Park|Beach|Bridge|Quay|Wharf|Pier|Harbour|Harbor|"
+    r"Island|Islands|Lake|River|Valley|Hill|Hills|Bay|Mountain|Mountains|Falls|Forest|Village|Estate)$"
+)
+#: A town's postal district after it ("Dublin 2,", "Dublin 8."): one or two digits, then the end of
+#: the text, a comma or the end of the sentence.
+_POSTAL_DISTRICT = re.compile(r"[ \t](?:[1-9]|[12]\d)(?=\s*(?:[,;.)]|$))")
+#: Separators between names on one line that NER runs together ("Cannondale 🚲 | Rust").
+_SEPARATORS = re.compile(r"\s*(?:\n|\s\|\s|\s·\s|\s•\s)\s*")
+
+
+def _split_at_separators(entity: Entity) -> list[Entity]:
+    """The parts of a span between line breaks and ``|``/``·``/``•`` separators, each of its kind
+    ("Ximena\nAllergies" is a name and the next line's label)."""
+    if not _SEPARATORS.search(entity.text):
+        return [entity]
+    out, begin = [], 0
+    for m in [*_SEPARATORS.finditer(entity.text), None]:
+        stop = m.start() if m else len(entity.text)
+        surface = entity.text[begin:stop].strip(" .,;:'\"()")
+        if len(surface) >= 2:
+            start = entity.start + entity.text.index(surface, begin)
+            out.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
+        if m:
+            begin = m.end()
+    return out
 
 
 class SpacyRecognizer:
@@ -908,6 +964,7 @@ class SpacyRecognizer:
         for doc in self._nlp.pipe(list(texts), batch_size=self.batch_size):
             entities: list[Entity] = []
             cased = bool(_CASED.search(doc.text))
+            covered = 0  # the end of a span extended over the model's next entity
             for ent in doc.ents:
                 kind = _NER_KINDS.get(ent.label_) or ("PUBLIC" if ent.label_ in _PUBLIC_LABELS else None)
                 surface = ent.text.strip(" .,;:'\"()")
@@ -922,9 +979,25 @@ class SpacyRecognizer:
                 if cased and surface.islower():
                     continue  # a writer who capitalises wrote a common phrase ("al pastor tacos")
                 start = ent.start_char + ent.text.find(surface)
+                if start < covered:
+                    continue  # the owner's name before it took this span ("Schitt's" + "Creek")
+                article = _LEADING_ARTICLE.match(surface) if kind != "PUBLIC" else None
+                if article and len(surface) - article.end() >= 2:
+                    start += article.end()
+                    surface = surface[article.end() :]
                 owned = _OWNED_NAME.match(doc.text, start + len(surface))
-                if kind == "ORGANIZATION" and owned:  # "Ama's Oven": the model stops at the owner
+                if owned and kind in ("ORGANIZATION", "PERSON") and cased:
+                    # "Ama's Oven", "Grey's Anatomy": the model stops at the owner, or calls the
+                    # owner a person and the rest something else
                     surface = doc.text[start : owned.end()]
+                    kind = "ORGANIZATION"
+                    covered = owned.end()
+                district = _POSTAL_DISTRICT.match(doc.text, start + len(surface))
+                if district and kind == "LOCATION" and ent.label_ == "GPE":
+                    surface = doc.text[start : district.end()]  # "Dublin 2": the district is the place
+                    covered = district.end()
+                if kind == "ORGANIZATION" and _PLACE_HEAD.search(surface):
+                    kind = "LOCATION"  # "Kuromon Market", "Hanover Quay": a place the model calls a body
                 entity = Entity(start, start + len(surface), kind, surface, "ner")
                 previous = entities[-1] if entities else None
                 if (
@@ -943,8 +1016,61 @@ class SpacyRecognizer:
                     continue
                 if ent.label_ in ("ORG", "FAC") and not re.search(r"\s+of\s*$", surface):
                     entity = Entity(entity.start, entity.end, kind, surface, "ner-org")
-                for piece in _split_at_symbols(entity):
+                for piece in (p for s in _split_at_separators(entity) for p in _split_at_symbols(s)):
                     for part in _split_at_prepositions(piece):
                         entities += _split_place(part)
             results.append([Entity(e.start, e.end, e.kind, e.text, "ner") for e in entities])
+        return results
+
+
+class UnionRecognizer:
+    """The union of several recognizers' entities, each span kept with each kind any of them gave.
+
+    Every span then goes through the de-identifier's evidence filters on its own, so a span one
+    model calls an organisation and another a place survives as whichever kind its evidence
+    supports. A span one recognizer calls ``PUBLIC`` (a title or product) that another labels a
+    person, organisation or place at an overlapping position is dropped: a name only one model
+    calls public is not evidence that it is.
+
+    >>> class Fixed:
+    ...     def __init__(self, name, spans): self.name, self.spans = name, spans
+    ...     def __call__(self, texts): return [list(self.spans) for _ in texts]
+    >>> a = Fixed("a", [Entity(0, 6, "PUBLIC", "Barras", "ner")])
+    >>> b = Fixed("b", [Entity(0, 6, "LOCATION", "Barras", "ner")])
+    >>> UnionRecognizer(a, b).name, [(e.kind, e.text) for e in UnionRecognizer(a, b)(["Barras"])[0]]
+    ('a+b', [('LOCATION', 'Barras')])
+    """
+
+    def __init__(self, *recognizers: Recognizer) -> None:
+        if not recognizers:
+            raise ValueError("UnionRecognizer needs at least one recognizer")
+        self.recognizers = recognizers
+
+    @property
+    def name(self) -> str:
+        """The member recognizers' names joined by ``+``."""
+        return "+".join(r.name for r in self.recognizers)
+
+    def load(self) -> UnionRecognizer:
+        """Load every member that can be loaded ahead of use."""
+        for recognizer in self.recognizers:
+            load = getattr(recognizer, "load", None)
+            if callable(load):
+                load()
+        return self
+
+    def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
+        """Per text, the members' entities without duplicates, in text order."""
+        texts = list(texts)
+        per_member = [recognizer(texts) for recognizer in self.recognizers]
+        results: list[list[Entity]] = []
+        for i in range(len(texts)):
+            merged = list(dict.fromkeys(e for member in per_member for e in member[i]))
+            private = [e for e in merged if e.kind != "PUBLIC"]
+            merged = [
+                e
+                for e in merged
+                if e.kind != "PUBLIC" or not any(p.start < e.end and p.end > e.start for p in private)
+            ]
+            results.append(sorted(merged, key=lambda e: (e.start, -e.end)))
         return results
