@@ -722,8 +722,8 @@ def _whole_code(text: str, start: int, end: int) -> tuple[int, int]:
     """The offsets of an identification number with the capitals-and-digits segments hyphenated to
     it: a pattern that matched "B12-0457" of the account number "KIL-B12-0457" takes "KIL-".
 
-    >>> text = "acc no KIL-B12-0457. ok"
-    >>> text[slice(*_whole_code(text, 11, 19))], text[slice(*_whole_code("re-B12-0457", 3, 11))]
+    >>> text, lower = "acc no KIL-B12-0457. ok", "re-B12-0457"
+    >>> text[slice(*_whole_code(text, 11, 19))], lower[slice(*_whole_code(lower, 3, 11))]
     ('KIL-B12-0457', 'B12-0457')
     """
     before = _CODE_SEGMENT_BEFORE.search(text, max(0, start - 24), start)
