@@ -893,6 +893,31 @@ _POSTAL_DISTRICT = re.compile(r"[ \t](?:[1-9]|[12]\d)(?=\s*(?:[,;.)]|$))")
 _SEPARATORS = re.compile(r"\s*(?:\n|\s\|\s|\s·\s|\s•\s)\s*")
 
 
+#: A lowercase place noun right after a name: the name is that place's ("the Barras market").
+_PLACE_NOUN_AFTER = re.compile(
+    r"\s+(?:market|station|square|park|beach|bridge|quay|pier|harbou?r|mall|estate|village|"
+    r"neighbou?rhood|district|suburb|area)\b"
+)
+#: A place preposition right before a name, without an article ("from Lekki Phase 1").
+_PLACE_PREPOSITION_BEFORE = re.compile(r"\b(?:in|from|near|around|outside)\s+$")
+
+
+def _placed(text: str, start: int, end: int, label: str) -> bool:
+    """True when a span NER calls a title, product or event names a place by its context: a
+    lowercase place noun follows it ("sells at the Barras market"), or, for an event, a place
+    preposition without an article precedes it ("in Lekki Phase 1"; events take "the" or
+    "during": "at the Olympics", "during Euro 2024").
+
+    >>> _placed("sells at the Barras market", 13, 19, "PRODUCT"), _placed("in Lekki Phase 1", 3, 16, "EVENT")
+    (True, True)
+    >>> _placed("tickets for the Olympics", 16, 24, "EVENT"), _placed("in Minecraft", 3, 12, "PRODUCT")
+    (False, False)
+    """
+    if _PLACE_NOUN_AFTER.match(text, end):
+        return True
+    return label == "EVENT" and bool(_PLACE_PREPOSITION_BEFORE.search(text[max(0, start - 12) : start]))
+
+
 def _split_at_separators(entity: Entity) -> list[Entity]:
     """The parts of a span between line breaks and ``|``/``·``/``•`` separators, each of its kind
     ("Ximena\nAllergies" is a name and the next line's label)."""
@@ -970,7 +995,9 @@ class SpacyRecognizer:
                 surface = ent.text.strip(" .,;:'\"()")
                 if kind is None or len(surface) < 2 or _PLACEHOLDER.search(ent.text):
                     continue
-                if kind == "PUBLIC" and any(c.isdigit() for c in surface):
+                if kind == "PUBLIC" and _placed(doc.text, ent.start_char, ent.end_char, ent.label_):
+                    kind = "LOCATION"  # "at the Barras market", "from Lekki Phase 1": a place
+                elif kind == "PUBLIC" and any(c.isdigit() for c in surface):
                     continue  # spaCy calls some ID numbers and addresses products
                 if kind == "PERSON" and re.match(r"(?i:the)\s", surface):
                     continue  # "The Pitt", "The Bear": a title or venue, not a person
