@@ -878,9 +878,12 @@ def generalize_date(text: str) -> str:
 #: The rest of a business or title named after its owner ("Ama's Oven", "Joe's Garage", "Grey's
 #: Anatomy"): a capitalised word right after the possessive, on the same line.
 _OWNED_NAME = re.compile(r"['\u2019]s[ \t]+[A-Z][a-z]+\b")
-#: An article NER took into a name ("the Peak District", "a Cannondale"): the name starts after it,
-#: where the article rules of the de-identifier can see it.
-_LEADING_ARTICLE = re.compile(r"(?:the|a|an)\s+(?=\S)", re.IGNORECASE)
+#: The same after a span that already ends with the possessive ("Grey's" + " Anatomy").
+_OWNED_TAIL = re.compile(r"[ \t]+[A-Z][a-z]+\b")
+#: A lowercase article NER took into a name ("the Peak District", "a Cannondale"): the name starts
+#: after it, where the article rules of the de-identifier can see it. A capitalised "The" stays: it
+#: belongs to titles and places ("The Office", "The Hague").
+_LEADING_ARTICLE = re.compile(r"(?:the|a|an)\s+(?=\S)")
 #: The last word of an organisation span that makes it a place ("Kuromon Market", "Hanover Quay").
 _PLACE_HEAD = re.compile(
     r"\s(?:Market|Markets|Station|Square|Plaza|Park|Beach|Bridge|Quay|Wharf|Pier|Harbour|Harbor|"
@@ -1012,7 +1015,9 @@ class SpacyRecognizer:
                 if article and len(surface) - article.end() >= 2:
                     start += article.end()
                     surface = surface[article.end() :]
-                owned = _OWNED_NAME.match(doc.text, start + len(surface))
+                owned = (_OWNED_TAIL if re.search(r"['\u2019]s$", surface) else _OWNED_NAME).match(
+                    doc.text, start + len(surface)
+                )
                 if owned and kind in ("ORGANIZATION", "PERSON") and cased:
                     # "Ama's Oven", "Grey's Anatomy": the model stops at the owner, or calls the
                     # owner a person and the rest something else
@@ -1055,17 +1060,17 @@ class UnionRecognizer:
 
     Every span then goes through the de-identifier's evidence filters on its own, so a span one
     model calls an organisation and another a place survives as whichever kind its evidence
-    supports. A span one recognizer calls ``PUBLIC`` (a title or product) that another labels a
-    person, organisation or place at an overlapping position is dropped: a name only one model
-    calls public is not evidence that it is.
+    supports, and a name one model calls a title or product (``PUBLIC``) is public for the
+    de-identifier whatever the other calls it (measured: dropping such a ``PUBLIC`` span where the
+    other model saw a name lost more must-keep words and caught no more identifiers).
 
     >>> class Fixed:
     ...     def __init__(self, name, spans): self.name, self.spans = name, spans
     ...     def __call__(self, texts): return [list(self.spans) for _ in texts]
     >>> a = Fixed("a", [Entity(0, 6, "PUBLIC", "Barras", "ner")])
     >>> b = Fixed("b", [Entity(0, 6, "LOCATION", "Barras", "ner")])
-    >>> UnionRecognizer(a, b).name, [(e.kind, e.text) for e in UnionRecognizer(a, b)(["Barras"])[0]]
-    ('a+b', [('LOCATION', 'Barras')])
+    >>> UnionRecognizer(a, b).name, [(e.kind, e.text) for e in UnionRecognizer(a, b, a)(["Barras"])[0]]
+    ('a+b', [('PUBLIC', 'Barras'), ('LOCATION', 'Barras')])
     """
 
     def __init__(self, *recognizers: Recognizer) -> None:
@@ -1093,11 +1098,5 @@ class UnionRecognizer:
         results: list[list[Entity]] = []
         for i in range(len(texts)):
             merged = list(dict.fromkeys(e for member in per_member for e in member[i]))
-            private = [e for e in merged if e.kind != "PUBLIC"]
-            merged = [
-                e
-                for e in merged
-                if e.kind != "PUBLIC" or not any(p.start < e.end and p.end > e.start for p in private)
-            ]
             results.append(sorted(merged, key=lambda e: (e.start, -e.end)))
         return results
