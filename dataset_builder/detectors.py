@@ -51,7 +51,6 @@ ENTITY_KINDS: tuple[str, ...] = (
 )
 
 
-
 @dataclass(frozen=True, slots=True)
 class Entity:
     """One detected identifier: character offsets into the text, its kind, its text and detector."""

@@ -1,0 +1,182 @@
+"""The NER layer of the de-identifier: how spaCy spans become entities, the union of pipelines.
+
+The spaCy rules run on a blank English pipeline whose entity ruler plays the model (so the tests
+need no trained pipeline and no network); every sentence is invented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from dataset_builder.deidentify import deidentify_records
+from dataset_builder.detectors import Entity, SpacyRecognizer, UnionRecognizer, _placed, find_patterns
+from tests.helpers_records import raw_preference_record
+
+spacy = pytest.importorskip("spacy")
+
+
+def _ruled(patterns: list[tuple[str, str | list[dict[str, str]]]]) -> SpacyRecognizer:
+    """A recognizer whose "model" labels exactly ``(label, pattern)`` (a phrase or token pattern)."""
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("entity_ruler")
+    ruler.add_patterns([{"label": label, "pattern": pattern} for label, pattern in patterns])
+    recognizer = SpacyRecognizer("blank-ruler")
+    recognizer._nlp = nlp
+    return recognizer
+
+
+def _spans(recognizer: SpacyRecognizer, text: str) -> list[tuple[str, str]]:
+    (found,) = recognizer([text])
+    return [(e.kind, text[e.start : e.end]) for e in found]
+
+
+def test_a_lowercase_article_leaves_the_span_a_capitalised_the_stays() -> None:
+    ner = _ruled([("LOC", "the Moss Ridge"), ("ORG", "a Vantrell"), ("GPE", "The Hollins")])
+    assert _spans(ner, "We hiked the Moss Ridge on Sunday.") == [("LOCATION", "Moss Ridge")]
+    assert _spans(ner, "She rides a Vantrell to work.") == [("ORGANIZATION", "Vantrell")]
+    assert _spans(ner, "They moved to The Hollins last year.") == [("LOCATION", "The Hollins")]
+
+
+def test_an_owners_possessive_takes_the_capitalised_word_after_it() -> None:
+    ner = _ruled([("PERSON", "Dorota"), ("ORG", [{"TEXT": "Kelby"}, {"TEXT": "'s"}])])
+    assert _spans(ner, "We ordered from Dorota's Pantry again.") == [("ORGANIZATION", "Dorota's Pantry")]
+    assert _spans(ner, "Have you watched Kelby's Lantern yet?") == [("ORGANIZATION", "Kelby's Lantern")]
+
+
+def test_the_owners_span_swallows_the_models_next_entity() -> None:
+    ner = _ruled([("PERSON", "Marrow"), ("GPE", "Creek")])
+    assert _spans(ner, "Should I watch Marrow's Creek tonight?") == [("ORGANIZATION", "Marrow's Creek")]
+
+
+def test_no_owner_span_for_a_lowercase_word_or_an_uncased_text() -> None:
+    ner = _ruled([("PERSON", "Dorota")])
+    assert _spans(ner, "Dorota's pantry is full.") == [("PERSON", "Dorota")]
+    assert _spans(ner, "ordered from Dorota's Pantry lol") == [("PERSON", "Dorota")]
+
+
+def test_an_organisation_ending_in_a_place_noun_is_a_place() -> None:
+    ner = _ruled([("ORG", "Tessaly Market"), ("ORG", "Tessaly Foods")])
+    assert _spans(ner, "Try the stalls around Tessaly Market.") == [("LOCATION", "Tessaly Market")]
+    assert _spans(ner, "She works for Tessaly Foods.") == [("ORGANIZATION", "Tessaly Foods")]
+
+
+def test_a_town_takes_its_postal_district_but_not_a_count() -> None:
+    ner = _ruled([("GPE", "Brennick")])
+    assert _spans(ner, "Flat 4, Orrin Lane, Brennick 6, near the river.") == [("LOCATION", "Brennick 6")]
+    assert _spans(ner, "We stayed in Brennick 3 nights.") == [("LOCATION", "Brennick")]
+
+
+def test_spans_stop_at_line_breaks_and_separators() -> None:
+    ner = _ruled(
+        [
+            ("PERSON", [{"TEXT": "Ilvane"}, {"TEXT": "\n"}, {"TEXT": "Notes"}]),
+            ("ORG", [{"TEXT": "Korvex"}, {"TEXT": "|"}, {"TEXT": "Pellam"}]),
+        ]
+    )
+    assert _spans(ner, "Contact: Ilvane\nNotes: none") == [("PERSON", "Ilvane"), ("PERSON", "Notes")]
+    assert _spans(ner, "Rides a Korvex | Pellam at night.") == [
+        ("ORGANIZATION", "Korvex"),
+        ("ORGANIZATION", "Pellam"),
+    ]
+
+
+def test_a_title_label_in_a_place_context_is_a_place() -> None:
+    ner = _ruled([("PRODUCT", "Quarrow"), ("EVENT", "Dunmere Phase 2"), ("EVENT", "the Brightfield Games")])
+    assert _spans(ner, "She sells jam at the Quarrow market.") == [("LOCATION", "Quarrow")]
+    assert _spans(ner, "Delivery from Dunmere Phase 2 is free.") == [("LOCATION", "Dunmere Phase 2")]
+    assert _spans(ner, "Tickets for the Brightfield Games sold out.") == [("PUBLIC", "the Brightfield Games")]
+    assert _spans(ner, "I built a castle in Quarrow.") == [("PUBLIC", "Quarrow")]
+
+
+def test_placed_reads_only_the_context() -> None:
+    assert _placed("we met at the Orlan station", 14, 19, "PRODUCT")
+    assert not _placed("we met at the Orlan concert", 14, 19, "PRODUCT")
+    assert not _placed("bought it in Orlan", 13, 18, "PRODUCT")  # a bare preposition only for events
+
+
+def test_an_id_number_takes_its_hyphenated_code_segments() -> None:
+    assert [e.text for e in find_patterns("pay to acc no QZR-C41-8830 please") if e.kind == "ID_NUMBER"] == [
+        "QZR-C41-8830"
+    ]
+    assert [e.text for e in find_patterns("ref C41-8830-TX then") if e.kind == "ID_NUMBER"] == ["C41-8830-TX"]
+    # a lowercase word hyphenated before the code is no segment of it
+    assert [e.text for e in find_patterns("see pre-C41-8830 now") if e.kind == "ID_NUMBER"] == ["C41-8830"]
+
+
+class _PerText:
+    """A recognizer that labels surfaces only in the texts that contain a given marker."""
+
+    def __init__(self, name: str, rules: Sequence[tuple[str, str, str]]) -> None:
+        self.name = name
+        self.rules = rules
+
+    def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
+        out = []
+        for text in texts:
+            found = []
+            for marker, surface, kind in self.rules:
+                at = text.find(surface)
+                if marker in text and at >= 0:
+                    found.append(Entity(at, at + len(surface), kind, surface, "ner"))
+            out.append(found)
+        return out
+
+
+def test_union_keeps_every_members_spans_once_in_text_order() -> None:
+    a = _PerText("a", [("", "Orla", "PERSON"), ("", "Venn Bay", "ORGANIZATION")])
+    b = _PerText("b", [("", "Venn Bay", "LOCATION"), ("", "Orla", "PERSON"), ("", "Hask", "LOCATION")])
+    union = UnionRecognizer(a, b)
+    (found,) = union(["Orla swam at Venn Bay near Hask."])
+    assert union.name == "a+b"
+    assert [(e.kind, e.text) for e in found] == [
+        ("PERSON", "Orla"),
+        ("ORGANIZATION", "Venn Bay"),
+        ("LOCATION", "Venn Bay"),
+        ("LOCATION", "Hask"),
+    ]
+    assert union(["nothing here"]) == [[]]
+
+
+def test_union_needs_a_member() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        UnionRecognizer()
+
+
+def test_union_span_of_either_model_is_redacted() -> None:
+    a = _PerText("a", [("", "Pellow", "PERSON")])
+    b = _PerText("b", [("", "Ardnish", "LOCATION")])
+    record = raw_preference_record(
+        query="what should Pellow and I cook tonight?",
+        retrieved_memories=["user lives in Ardnish with Pellow."],
+        response_with_memory="Pellow might like a stew; the Ardnish butcher has good lamb.",
+        response_without_memory="A stew is easy.",
+    )
+    (result,) = deidentify_records([record], UnionRecognizer(a, b))
+    text = result.fields["response_with_memory"]
+    assert "Pellow" not in text and "Ardnish" not in text
+
+
+def test_a_response_title_label_does_not_make_the_participants_own_place_public() -> None:
+    ner = _PerText("fixed", [("lives in", "Marwick", "LOCATION"), ("building", "Marwick", "PUBLIC")])
+    record = raw_preference_record(
+        query="party ideas for home?",
+        retrieved_memories=["user lives in Marwick with two kids."],
+        response_with_memory="Ask your Marwick building about the courtyard.",
+        response_without_memory="A garden party works.",
+    )
+    (result,) = deidentify_records([record], ner)
+    assert "Marwick" not in result.fields["response_with_memory"]
+
+
+def test_a_title_label_stays_public_where_no_own_text_calls_it_a_name() -> None:
+    ner = _PerText("fixed", [("watch", "Marwick", "PUBLIC")])
+    record = raw_preference_record(
+        query="should I watch Marwick tonight?",
+        retrieved_memories=["user likes slow dramas."],
+        response_with_memory="Yes, watch Marwick: it is a slow drama.",
+        response_without_memory="Pick a short film.",
+    )
+    (result,) = deidentify_records([record], ner)
+    assert "Marwick" in result.fields["response_with_memory"]
