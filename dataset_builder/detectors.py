@@ -892,7 +892,34 @@ _PLACE_HEAD = re.compile(
 #: the text, a comma or the end of the sentence.
 _POSTAL_DISTRICT = re.compile(r"[ \t](?:[1-9]|[12]\d)(?=\s*(?:[,;.)]|$))")
 #: Separators between names on one line that NER runs together ("Cannondale 🚲 | Rust").
-_SEPARATORS = re.compile(r"\s*(?:\n|\s\|\s|\s·\s|\s•\s)\s*")
+_SEPARATORS = re.compile(r"\s*(?:\n|(?:^|\s)[|·•](?:\s|$))\s*")
+#: Lowercase words that belong inside a name ("Lagoa da Conceição", "Ludwig van Beethoven").
+_NAME_PARTICLES = frozenset(
+    "de da do dos das del della di du des van von der den ter la le el al bin binti ibn y e of and".split()
+)
+
+
+def _trim_lowercase_edges(surface: str) -> tuple[int, str]:
+    """A span of a text whose writer capitalises, without the lowercase words at its ends that NER
+    took in ("Queensland rego" → "Queensland"); particles inside names stay. Returns the offset of
+    the trimmed surface in the old one and the trimmed surface.
+
+    >>> _trim_lowercase_edges("Queensland rego"), _trim_lowercase_edges("Lagoa da Conceição")
+    ((0, 'Queensland'), (0, 'Lagoa da Conceição'))
+    >>> _trim_lowercase_edges("loves Tarrow Fields")
+    (6, 'Tarrow Fields')
+    """
+    words = list(re.finditer(r"\S+", surface))
+
+    def common(word: str) -> bool:
+        return word.isalpha() and word.islower() and word not in _NAME_PARTICLES
+
+    while len(words) > 1 and common(words[-1].group(0)):
+        words.pop()
+    while len(words) > 1 and common(words[0].group(0)):
+        words.pop(0)
+    start, end = words[0].start(), words[-1].end()
+    return start, surface[start:end]
 
 
 #: A lowercase place noun right after a name: the name is that place's ("the Barras market").
@@ -1014,6 +1041,9 @@ class SpacyRecognizer:
                 if article and len(surface) - article.end() >= 2:
                     start += article.end()
                     surface = surface[article.end() :]
+                if cased and kind != "PUBLIC":
+                    offset, surface = _trim_lowercase_edges(surface)
+                    start += offset
                 owned = (_OWNED_TAIL if re.search(r"['\u2019]s$", surface) else _OWNED_NAME).match(
                     doc.text, start + len(surface)
                 )

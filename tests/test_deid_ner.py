@@ -180,3 +180,24 @@ def test_a_title_label_stays_public_where_no_own_text_calls_it_a_name() -> None:
     )
     (result,) = deidentify_records([record], ner)
     assert "Marwick" in result.fields["response_with_memory"]
+
+
+def test_lowercase_words_at_a_spans_ends_leave_it_in_a_cased_text() -> None:
+    ner = _ruled(
+        [
+            ("GPE", "Tarnley rego"),
+            ("GPE", "Tarnley Rego"),
+            ("LOC", "Praia do Vento"),
+            ("ORG", "loves Quill Works"),
+        ]
+    )
+    assert _spans(ner, "Yes, Tarnley rego can be renewed online.") == [("LOCATION", "Tarnley")]
+    assert _spans(ner, "We swam at Praia do Vento.") == [("LOCATION", "Praia do Vento")]
+    assert _spans(ner, "Dara loves Quill Works a lot.") == [("ORGANIZATION", "Quill Works")]
+    # in a text written all in lowercase the words cannot be told apart: the span stays
+    assert _spans(ner, "is my Tarnley rego due? asking for mum") == [("LOCATION", "Tarnley rego")]
+
+
+def test_a_separator_at_a_spans_edge_is_cut_off() -> None:
+    ner = _ruled([("PERSON", [{"TEXT": "|"}, {"TEXT": "Orvane"}, {"TEXT": "·"}])])
+    assert _spans(ner, "Analyst | Orvane · Delm") == [("PERSON", "Orvane")]
