@@ -968,10 +968,19 @@ class SpacyRecognizer:
     """spaCy named-entity recognizer (PERSON, ORG, GPE/LOC/FAC), loaded lazily and offline.
 
     An entity none of whose tokens the tagger marks as a proper noun is dropped (spaCy's small
-    model tags sentence-initial common words such as "Gift" or "Cook" as names), and so are an
-    all-lowercase entity in a text whose writer capitalises and a "person" that starts with "The".
-    Titles, products, events and languages (WORK_OF_ART, PRODUCT, EVENT, LANGUAGE) come back with
-    kind ``"PUBLIC"``: never redacted, they tell the de-identifier that the name is public.
+    model tags sentence-initial common words such as "Gift" or "Cook" as names), unless it is in
+    lowercase in a text written in lowercase (where the tagger calls names common nouns: "user's
+    name is tomas ferro lindqvist"), and so are an all-lowercase entity in a text whose writer
+    capitalises and a "person" that starts with "The". Titles, products, events and languages
+    (WORK_OF_ART, PRODUCT, EVENT, LANGUAGE) come back with kind ``"PUBLIC"``: never redacted, they
+    tell the de-identifier that the name is public, except in a place context ("at the Quarrow
+    market", "from Dunmere Phase 2"), where they are places.
+
+    Spans are normalised: a lowercase article, lowercase words at the ends (in a capitalising
+    text) and a trailing possessive leave them; they stop at line breaks and ``|``/``·``/``•``;
+    an owner's possessive takes the capitalised word after it as one organisation ("Dorota's
+    Pantry"); an organisation ending in a place noun ("… Market", "… Quay") is a place; a town
+    takes its postal district ("Dublin 2").
 
     ``model`` is an installed spaCy pipeline package name. Raises ``RuntimeError`` with the
     install command when spaCy or the model is missing.
@@ -1030,7 +1039,11 @@ class SpacyRecognizer:
                     continue  # spaCy calls some ID numbers and addresses products
                 if kind == "PERSON" and re.match(r"(?i:the)\s", surface):
                     continue  # "The Pitt", "The Bear": a title or venue, not a person
-                if self._tagged and not any(token.tag_ in ("NNP", "NNPS") for token in ent):
+                if (
+                    self._tagged
+                    and (cased or not surface.islower())
+                    and not any(token.tag_ in ("NNP", "NNPS") for token in ent)
+                ):
                     continue  # a sentence-initial common word ("Gift ideas…", "Cook a meal…")
                 if cased and surface.islower():
                     continue  # a writer who capitalises wrote a common phrase ("al pastor tacos")
@@ -1053,6 +1066,8 @@ class SpacyRecognizer:
                     surface = doc.text[start : owned.end()]
                     kind = "ORGANIZATION"
                     covered = owned.end()
+                elif kind != "PUBLIC" and len(surface) > 4 and re.search(r"['\u2019]s$", surface):
+                    surface = surface[:-2]  # "mamie's", "Region Skåne's": the possessive is no part
                 district = _POSTAL_DISTRICT.match(doc.text, start + len(surface))
                 if district and kind == "LOCATION" and ent.label_ == "GPE":
                     surface = doc.text[start : district.end()]  # "Dublin 2": the district is the place

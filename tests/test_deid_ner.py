@@ -201,3 +201,27 @@ def test_lowercase_words_at_a_spans_ends_leave_it_in_a_cased_text() -> None:
 def test_a_separator_at_a_spans_edge_is_cut_off() -> None:
     ner = _ruled([("PERSON", [{"TEXT": "|"}, {"TEXT": "Orvane"}, {"TEXT": "·"}])])
     assert _spans(ner, "Analyst | Orvane · Delm") == [("PERSON", "Orvane")]
+
+
+def test_a_lowercase_name_in_a_lowercase_text_survives_the_proper_noun_test() -> None:
+    from spacy.language import Language
+
+    @Language.component("test_deid_ner_common_nouns")
+    def common_nouns(doc):  # noqa: ANN001, ANN202 - a "tagger" that calls every word a common noun
+        for token in doc:
+            token.tag_ = "NN"
+        return doc
+
+    ner = _ruled([("PERSON", "tomas ferro"), ("PERSON", "Gift")])
+    ner._nlp.add_pipe("test_deid_ner_common_nouns", name="tagger", first=True)
+    assert _spans(ner, "user's partner is tomas ferro.") == [("PERSON", "tomas ferro")]
+    # a capitalised span the tagger calls a common noun is still dropped
+    assert _spans(ner, "Gift ideas for a five year old? Thanks.") == []
+
+
+def test_a_trailing_possessive_leaves_the_span() -> None:
+    ner = _ruled(
+        [("ORG", [{"LOWER": "nonno"}, {"TEXT": "'s"}]), ("PERSON", [{"TEXT": "Ilse"}, {"TEXT": "'s"}])]
+    )
+    assert _spans(ner, "nonno's address is on the card") == [("ORGANIZATION", "nonno")]
+    assert _spans(ner, "It is Ilse's turn today.") == [("PERSON", "Ilse")]
