@@ -150,7 +150,7 @@ _DOT = r"(?:\s*[\[(]\s*dot\s*[\])]\s*|\s+dot\s+)"
 _ID_KEYS = (
     r"nhs|medicare|pps|ppsn|national\s+insurance|ni|nino|passport|licen[cs]e|registration|rego|plate|"
     r"reg|pin|ssn|social\s+security|sin|tfn|tax\s+file|member(?:ship)?|policy|account|card|student|"
-    r"employee|patient|id|aadhaar|pan|driver'?s?"
+    r"employee|patient|id|aadhaar|pan|driver'?s?|frame|serial|chassis|vin|imei"
 )
 _I = re.IGNORECASE
 
@@ -223,13 +223,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
-    # a plate of letters, digits and letters after a vehicle word in the same sentence ("my car is
-    # GH 482 ZT", "insurance for KDA 482Z"); without the word, "RTX 4090 TI" is a product
+    # a plate of letters, digits and letters (or three digits and three letters: "518-QXT") after a
+    # vehicle word in the same sentence ("my car is GH 482 ZT", "insurance for KDA 482Z"); without
+    # the word, "RTX 4090 TI" is a product
     (
         "ID_NUMBER",
         re.compile(
-            r"\b(?:car|cars|vehicle|van|truck|lorry|motorbike|scooter|plate|reg|insurance|tyres?|tires?)\b"
-            r"[^.!?\n]{0,60}?\b(?P<v>(?-i:[A-Z]{2,3}[ -]?\d{3,4}[ -]?[A-Z]{1,2}))\b",
+            r"\b(?:car|cars|vehicle|van|truck|lorry|ute|motorbike|scooter|plate|reg|rego|insurance|tyres?|"
+            r"tires?)\b[^.!?\n]{0,60}?\b(?P<v>(?-i:[A-Z]{2,3}[ -]?\d{3,4}[ -]?[A-Z]{1,2}|\d{3}-?[A-Z]{3}))\b",
             _I,
         ),
     ),
@@ -348,6 +349,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("LOCATION", re.compile(r"\b[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")),
+    # the same after a town and a comma in a lowercase text ("dayton, oh 45409")
+    ("LOCATION", re.compile(r"(?:(?<=[a-z],)|(?<=[a-z],\s))[a-z]{2}\s+\d{5}(?:-\d{4})?\b")),
     # continental addresses: "Karl-Heine-Straße 42", "12 rue de la Paix", "Calle Mayor 5", a postcode
     # before the town after a comma ("…, 04229 Leipzig", "…, 1012 AB Amsterdam")
     (

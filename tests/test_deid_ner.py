@@ -225,3 +225,24 @@ def test_a_trailing_possessive_leaves_the_span() -> None:
     )
     assert _spans(ner, "nonno's address is on the card") == [("ORGANIZATION", "nonno")]
     assert _spans(ner, "It is Ilse's turn today.") == [("PERSON", "Ilse")]
+
+
+def _ids(text: str, kind: str = "ID_NUMBER") -> list[str]:
+    return [e.text for e in find_patterns(text) if e.kind == kind]
+
+
+def test_frame_serial_and_vin_numbers_are_announced_ids() -> None:
+    assert _ids("bike stolen, frame no. KTR551J0927B. help") == ["KTR551J0927B"]
+    assert _ids("the serial number is 88QX-4410 on the box") == ["88QX-4410"]
+    assert _ids("the frame is aluminium and the serial sticker fell off") == []
+
+
+def test_a_digits_then_letters_plate_after_a_vehicle_word() -> None:
+    assert _ids("rego for my ute 518-QXT is due soon") == ["518-QXT"]
+    assert _ids("my car cost 500 EUR to fix") == []
+    assert _ids("we bought 518 QXT shares") == []  # no vehicle word, and not hyphenated
+
+
+def test_a_zip_code_after_a_town_and_a_lowercase_state() -> None:
+    assert _ids("moved to akron, oh 44301 last year", "LOCATION")[-1:] == ["oh 44301"]
+    assert "oh 44301" not in _ids("oh 44301 people came", "LOCATION")
