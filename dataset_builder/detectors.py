@@ -893,7 +893,11 @@ _PLACE_HEAD = re.compile(
 )
 #: A town's postal district after it ("Dublin 2,", "Dublin 8."): one or two digits, then the end of
 #: the text, a comma or the end of the sentence.
-_POSTAL_DISTRICT = re.compile(r"[ \t](?:[1-9]|[12]\d)(?=\s*(?:[,;.)]|$))")
+_POSTAL_DISTRICT = re.compile(
+    r"[ \t](?:[1-9]|[12]\d)(?=\s*(?:[,;.)]|$))"
+    # or a numbered part of a town ("hinjewadi phase 1", "Sector 15", "Block 4B")
+    r"|[ \t](?i:phase|sector|block|zone|stage|extension)[ \t]+\d{1,3}[A-Za-z]?\b"
+)
 #: Separators between names on one line that NER runs together ("Cannondale 🚲 | Rust").
 _SEPARATORS = re.compile(r"\s*(?:\n|(?:^|\s)[|·•](?:\s|$))\s*")
 #: Lowercase words that belong inside a name ("Lagoa da Conceição", "Ludwig van Beethoven").
@@ -1072,8 +1076,9 @@ class SpacyRecognizer:
                 elif kind != "PUBLIC" and len(surface) > 4 and re.search(r"['\u2019]s$", surface):
                     surface = surface[:-2]  # "mamie's", "Region Skåne's": the possessive is no part
                 district = _POSTAL_DISTRICT.match(doc.text, start + len(surface))
-                if district and kind == "LOCATION" and ent.label_ == "GPE":
-                    surface = doc.text[start : district.end()]  # "Dublin 2": the district is the place
+                if district and kind == "LOCATION" and ent.label_ in ("GPE", "LOC"):
+                    # "Dublin 2", "Lekki Phase 1": the district is the place
+                    surface = doc.text[start : district.end()]
                     covered = district.end()
                 if kind == "ORGANIZATION" and _PLACE_HEAD.search(surface):
                     kind = "LOCATION"  # "Kuromon Market", "Hanover Quay": a place the model calls a body

@@ -66,6 +66,11 @@ def test_a_town_takes_its_postal_district_but_not_a_count() -> None:
     ner = _ruled([("GPE", "Brennick")])
     assert _spans(ner, "Flat 4, Orrin Lane, Brennick 6, near the river.") == [("LOCATION", "Brennick 6")]
     assert _spans(ner, "We stayed in Brennick 3 nights.") == [("LOCATION", "Brennick")]
+    assert _spans(ner, "He works in Brennick phase 2 now.") == [("LOCATION", "Brennick phase 2")]
+    assert _spans(ner, "Brennick Sector 15B is quiet. Brennick phase two is not.") == [
+        ("LOCATION", "Brennick Sector 15B"),
+        ("LOCATION", "Brennick"),
+    ]
 
 
 def test_spans_stop_at_line_breaks_and_separators() -> None:
