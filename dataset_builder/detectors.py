@@ -544,8 +544,11 @@ _PLACE_CUE = re.compile(
 )
 
 
-#: What may follow a place named after a comma ("Splott, Cardiff." / "Toronto, ON M5C").
-_ADDRESS_TAIL = re.compile(r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:[A-Z]{2,3}\b|\d|in\b|and\b))")
+#: What may follow a place named after a comma ("Splott, Cardiff." / "Toronto, ON M5C" /
+#: "Leeds, Headingley area").
+_ADDRESS_TAIL = re.compile(
+    r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:[A-Z]{2,3}\b|\d|in\b|and\b|(?:area|district|neighbou?rhood|suburb)\b))"
+)
 _VERB_OBJECT_AFTER = re.compile(
     r"^\s+(?:the|a|an|my|your|our|his|her|their|it|this|that|them|him|me|up)\b", _I
 )

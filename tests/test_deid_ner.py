@@ -265,3 +265,15 @@ def test_the_cli_names_a_missing_pipeline_of_a_union_without_a_traceback() -> No
     )
     assert result.exit_code == 2
     assert "is not installed" in result.output and "Traceback" not in result.output
+
+
+def test_a_known_town_after_a_comma_takes_an_area_word_after_it() -> None:
+    from dataset_builder.detectors import find_places, place_names
+
+    if "knighton" not in place_names():
+        pytest.skip("geocode data not installed")
+    assert [e.text for e in find_places("we live in Leicester, Knighton area now")] == [
+        "Leicester",
+        "Knighton",
+    ]
+    assert [e.text for e in find_places("we live in Leicester, Knighton maybe")] == ["Leicester"]
