@@ -705,6 +705,15 @@ _PLACEHOLDER = re.compile(r"\[[A-Z_]+(?:_\d+)?\]")
 _CASED = re.compile(r"(?:^|[.!?]\s+)[A-Z]")
 
 
+def start_mid_word(text: str, start: int) -> bool:
+    """True when offset ``start`` is inside a word (a letter or digit right before it).
+
+    >>> start_mid_word("~140g protein", 4), start_mid_word("~140g protein", 6)
+    (True, False)
+    """
+    return start > 0 and text[start - 1].isalnum()
+
+
 def resolve_overlaps(entities: Sequence[Entity]) -> list[Entity]:
     """Keep a set of non-overlapping entities, preferring longer ones (then earlier in input order)."""
     ranked = sorted(enumerate(entities), key=lambda pair: (-(pair[1].end - pair[1].start), pair[0]))
@@ -1055,6 +1064,8 @@ class SpacyRecognizer:
                     and not any(token.tag_ in ("NNP", "NNPS") for token in ent)
                 ):
                     continue  # a sentence-initial common word ("Gift ideas…", "Cook a meal…")
+                if start_mid_word(doc.text, ent.start_char):
+                    continue  # "g protein" of "140g protein": a span that starts inside a word
                 if cased and surface.islower():
                     continue  # a writer who capitalises wrote a common phrase ("al pastor tacos")
                 start = ent.start_char + ent.text.find(surface)

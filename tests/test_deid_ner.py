@@ -277,3 +277,8 @@ def test_a_known_town_after_a_comma_takes_an_area_word_after_it() -> None:
         "Knighton",
     ]
     assert [e.text for e in find_places("we live in Leicester, Knighton maybe")] == ["Leicester"]
+
+
+def test_a_span_that_starts_inside_a_word_is_dropped() -> None:
+    ner = _ruled([("PERSON", [{"TEXT": "g"}, {"TEXT": "protein"}]), ("PERSON", "Brannoc")])
+    assert _spans(ner, "aim for 140g protein a day with Brannoc") == [("PERSON", "Brannoc")]
