@@ -526,10 +526,21 @@ def deidentify_records(
     employers: dict[str, set[str]] = defaultdict(set)
     patterns = {text: find_patterns(text) for text in unique}
     countries = country_names()
-    for (pid, _, text), ner_entities in zip(jobs, ner, strict=True):
+    # a name NER calls a person, organisation or place in the participant's own words is not made
+    # public by NER calling it a title in a response ("your Kilimani building" beside "lives in Kilimani")
+    own_named: dict[str, set[str]] = defaultdict(set)
+    for (pid, slot, _), ner_entities in zip(jobs, ner, strict=True):
+        if not _is_response(slot):
+            own_named[pid].update(_key(e.text) for e in ner_entities if e.kind in _NAMED_KINDS)
+    for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         public[pid].update(media_titles(text))
-        public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
-        ner_public[pid].update(_key(e.text) for e in ner_entities if e.kind == "PUBLIC")
+        titles = [
+            _key(e.text)
+            for e in ner_entities
+            if e.kind == "PUBLIC" and not (_is_response(slot) and _key(e.text) in own_named[pid])
+        ]
+        public[pid].update(titles)
+        ner_public[pid].update(titles)
         # a "person" that takes an article anywhere in the participant's text is a common noun or a
         # title ("a Steuernummer", "the Finanzamt", "a Bedouin camp", "the Tamil way")
         articled[pid].update(

