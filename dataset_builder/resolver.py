@@ -11,6 +11,8 @@ names in context (both used by :mod:`dataset_builder.deidentify`).
 
 from __future__ import annotations
 
+import functools
+import importlib
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -604,7 +606,7 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     strong = [p for p in patterns if p.source in _STRONG_SOURCES]
     weak = [p for p in patterns if p.source not in _STRONG_SOURCES]
     kept: list[Entity] = []
-    for entity in ner:
+    for entity in (piece for whole in ner for piece in _span_pieces(whole, text)):
         modal = _MODAL.match(entity.text)
         if modal and public_mention(
             entity.text[modal.end() :], text, entity.start + modal.end(), entity.end, kind=entity.kind
@@ -635,6 +637,88 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
         if e.kind not in _NAMED_KINDS or _plausible_name(e.text, text, e.start, e.end, e.kind)
     ]
     return resolve_overlaps(named)
+
+
+#: Languages whose spaCy stop words mark where a run-on named-entity span stops ("jörg und ich …").
+_STOP_LANGUAGES = ("de", "fr", "es", "pt", "it", "nl", "pl", "tr", "sv", "da", "ro")
+#: Particles inside names ("Lagoa da Conceição", "van der Berg", "Frankfurt am Main"): never a cut.
+_NAME_PARTICLES = frozenset(
+    "de da do dos das del della di du des van von der den ter la le el al bin ibn am an of the y e st".split()
+)
+#: Separators no name spans: a line break, a bar, a middle dot, an arrow, a spaced dash.
+_SPAN_BREAK = re.compile(r"\s*(?:\n|\||·|→|\s[—–]\s)\s*")
+
+
+@functools.lru_cache(maxsize=1)
+def _foreign_stop_words() -> frozenset[str]:
+    """Stop words of :data:`_STOP_LANGUAGES` from spaCy's language data (empty without spaCy),
+    less name particles and everyday-word first names."""
+    words: set[str] = set()
+    for lang in _STOP_LANGUAGES:
+        try:
+            module = importlib.import_module(f"spacy.lang.{lang}.stop_words")
+        except ImportError:
+            continue
+        words |= {w for w in module.STOP_WORDS if w.isalpha()}
+    return frozenset(words - _NAME_PARTICLES - _COMMON_WORD_NAMES)
+
+
+def _span_pieces(entity: Entity, text: str) -> list[Entity]:
+    """A named-entity span cut where no name runs: at a line break, "|", "·", "→" or a spaced dash
+    ("Barcelona\\nPhone", "Deloitte | ACA"), at " & " between places ("Surulere & Yaba"), and, in
+    lowercase writing, before a function word that follows the first word ("jörg und ich wollen
+    am" → "jörg", "emre wird" → "emre"); a capitalised span loses the lowercase words after its last
+    capitalised word ("Kuba nas odbiera z lotniska" → "Kuba") and a person's span its trailing
+    number ("Omar 10"). Pieces that hold no letter, and lowercase pieces of a capitalised span, are
+    dropped."""
+    if entity.kind not in _NAMED_KINDS or entity.source != "ner":
+        return [entity]
+    breaks = _SPAN_BREAK if entity.kind != "LOCATION" else re.compile(rf"{_SPAN_BREAK.pattern}|\s+&\s+")
+    pieces: list[Entity] = []
+    cursor = 0
+    segments = []
+    for m in breaks.finditer(entity.text):
+        segments.append((cursor, m.start()))
+        cursor = m.end()
+    segments.append((cursor, len(entity.text)))
+    stops = _foreign_stop_words() | _stop_words()
+    cased = any(w[:1].isupper() for w in entity.text.split())
+    for s0, s1 in segments:
+        words = list(re.finditer(r"\S+", entity.text[s0:s1]))
+        if not words or (cased and not any(w.group(0)[:1].isupper() for w in words)):
+            continue  # "Deloitte | ACA | open": a lowercase piece of a capitalised span
+        bare = [w.group(0).lower().strip(",.;:!?()\"'") for w in words]
+        keep = len(words)
+        if any(w.group(0)[:1].isupper() for w in words):
+            while keep > 1 and words[keep - 1].group(0).islower():
+                keep -= 1  # "Kuba nas odbiera z lotniska": the words after the capitalised name
+        first = 0
+        while (
+            first < keep - 1
+            and words[first].group(0).islower()
+            and bare[first] in stops
+            and bare[first] not in _NAME_PARTICLES
+            and (entity.kind != "PERSON" or bare[first] in _stop_words())
+        ):
+            first += 1  # "o joão …", "w karim": a function word before the name
+        for i in range(first + 1, keep):
+            if (
+                words[i].group(0).islower()
+                and bare[i] in stops
+                and not (i + 1 < len(words) and words[i + 1].group(0)[:1].isupper())
+            ):
+                keep = i
+                break
+        if entity.kind == "PERSON":
+            while keep > 1 and words[keep - 1].group(0).isdigit():
+                keep -= 1
+        start = entity.start + s0 + words[first].start()
+        end = entity.start + s0 + words[keep - 1].end()
+        surface = text[start:end].rstrip(" ,.;:!?")
+        if not re.search(r"[^\W\d_]", surface):
+            continue
+        pieces.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
+    return pieces
 
 
 #: A school year or class ("Grade 2", "Year 10", "Form 4", "Primary 5", "Std 8").
