@@ -53,6 +53,7 @@ from .public import (
     PUBLIC_SERVICES,
     country_names,
     media_titles,
+    possessive_title_tail,
     public_mention,
     residence_before,
     work_context,
@@ -311,6 +312,9 @@ def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
     key = _key(entity.text)
     if _public_key(key, public):
         return True
+    tail = possessive_title_tail(entity.text, text[entity.end :])
+    if tail and _key(text[entity.start : entity.end + len(tail)]) in public:
+        return True  # "Schitt" of the public title "Schitt's Creek"
     words = key.split()
     raw_words = entity.text.split()
     if len(words) >= 2 and len(raw_words) == len(words):

@@ -37,6 +37,7 @@ __all__ = [
     "work_context",
     "country_names",
     "media_titles",
+    "possessive_title_tail",
     "programming_languages",
     "public_mention",
     "residence_before",
@@ -86,7 +87,8 @@ BRANDS = frozenset(
 )
 _HOLIDAY = re.compile(
     r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
-    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?|"
+    r"hogmanay|diwali|eid(?:\s+(?:al|ul|el)[- ]\w+)?|hanukkah|ramadan|halloween|good\s+friday|"
+    r"new\s+year(?:'s)?|"
     # festivals and holidays of many countries
     r"sinterklaas|koningsdag|midsummer|midsommar|holi|chuseok|seollal|lunar\s+new\s+year|tet|"
     r"songkran|nowruz|hanami|obon|carnaval|carnival|karneval|fasching|semana\s+santa|"
@@ -97,6 +99,10 @@ _HOLIDAY = re.compile(
     r"raksha\s+bandhan|mid-autumn(?:\s+festival)?|qingming|dragon\s+boat(?:\s+festival)?|"
     r"jamhuri|madaraka|mashujaa|heritage\s+day|freedom\s+day)$",
     re.IGNORECASE,
+)
+#: A company's legal form, last word of its name ("Ltd", "LLC", "GmbH"): alone it names no company.
+_LEGAL_FORM = re.compile(
+    r"(?:^|(?<=\s))(?:llc|l\.l\.c\.|llp|ltd\.?|inc\.?|plc|gmbh|pty\.?(?:\s+ltd\.?)?|corp\.?)$"
 )
 #: "St Patrick's" followed by " Day": the span stopped short of the holiday.
 _HOLIDAY_TAIL = re.compile(r"^(?:'s)?\s+(?:day|eve)\b", re.IGNORECASE)
@@ -288,6 +294,8 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     previous = re.search(r"([\w'\u2019]+)\s+$", before)
     if previous and key in ("day", "eve") and _HOLIDAY.match(f"{previous.group(1).lower()} {key}"):
         return True  # "Mother's Day" with "Day" alone labelled
+    if _LEGAL_FORM.fullmatch(key) or (_LEGAL_FORM.search(key) and re.search(r"\ban?\s+$", before, re.I)):
+        return True  # "an LLC", "the LLC's account", "an Ohio LLC": a legal form, no company named
     employer = bool(_WORK_BEFORE.search(before))
     words = key.split()
     if not employer:
@@ -306,8 +314,9 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
             return True
         if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):
             return True
-    if _DESCRIBED_AS_MEDIA.match(after) or _MEDIA_LIKE_BEFORE.search(before):
-        return True
+    rest = after[len(possessive_title_tail(surface, after)) :]
+    if _DESCRIBED_AS_MEDIA.match(rest) or _MEDIA_LIKE_BEFORE.search(before):
+        return True  # also "Schitt's Creek is a sitcom" with only "Schitt" labelled
     if surface.startswith("The ") and _LIKED_TITLE_BEFORE.search(before):
         return True
     head = _TITLE_PREFIX.search(before)
@@ -315,7 +324,28 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
         return True  # "Tears of the Kingdom", "Game of Thrones": the end of a title-case title
     if kind in ("ORGANIZATION", "LOCATION") and kind_hint_event(surface, before, after):
         return True
-    return not after.startswith("'s") and bool(_WORK_OF_ART_BEFORE.search(before))
+    if after.startswith("'s") and not possessive_title_tail(surface, after):
+        return False  # "watch Tom's recital": the person whose recital it is
+    return bool(_WORK_OF_ART_BEFORE.search(before))
+
+
+#: A possessive and capitalised words after a name: the rest of a title ("Schitt" + "'s Creek").
+_POSSESSIVE_TITLE_TAIL = re.compile(r"^['\u2019]s(?:\s+[A-Z][\w'\u2019-]*)+")
+_TITLE_TAIL = re.compile(r"^(?:\s+[A-Z][\w'\u2019-]*)+")
+
+
+def possessive_title_tail(surface: str, after: str) -> str:
+    """The capitalised words that continue a possessive name into a title ("'s Creek" after
+    "Schitt", " Anatomy" after "Grey's"), else "".
+
+    >>> possessive_title_tail("Schitt", "'s Creek is on"), possessive_title_tail("Tom", "'s recital")
+    ("'s Creek", '')
+    """
+    if re.search(r"['\u2019]s$", surface):
+        m = _TITLE_TAIL.match(after)
+    else:
+        m = _POSSESSIVE_TITLE_TAIL.match(after)
+    return m.group(0) if m else ""
 
 
 #: A capitalised word and "of (the)" right before a span, with no "the" before the word: the span

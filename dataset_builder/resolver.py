@@ -726,6 +726,8 @@ _SCHOOL_YEAR = re.compile(r"(?i)^(?:grade|year|class|form|standard|std|primary|k
 #: A saint's title right before a name: the saint (and the saint's day), not the participant's
 #: relative who shares the name.
 _SAINT_BEFORE = re.compile(r"\b(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\.?)\s+$", re.IGNORECASE)
+#: A person's span that starts with a saint's title ("Sant Jordi"): the saint or the saint's day.
+_SAINT_START = re.compile(r"^(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\.?)\s+\w", re.IGNORECASE)
 
 
 def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | None = None) -> bool:
@@ -740,7 +742,7 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
         return False
     if _SCHOOL_YEAR.match(surface.strip()):
         return False  # "Grade 2", "Year 10", "Form 4": a school year, not a place or a name
-    if kind == "PERSON" and _SAINT_BEFORE.search(text[:start]):
+    if kind == "PERSON" and (_SAINT_BEFORE.search(text[:start]) or _SAINT_START.match(surface)):
         return False  # "Sant Jordi", "São João", "Sankt Martin": a saint or the saint's day
     if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
         start > 0 and text[start - 1] == "-"

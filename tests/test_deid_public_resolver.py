@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from dataset_builder.deidentify import deidentify_records
 from dataset_builder.detectors import Entity
-from dataset_builder.resolver import _span_pieces
+from dataset_builder.public import possessive_title_tail, public_mention
+from dataset_builder.resolver import _plausible_name, _span_pieces
+from tests.helpers_deid import FixedNer
+from tests.helpers_records import raw_preference_record
 
 
 def _ner(text: str, surface: str, kind: str) -> Entity:
@@ -53,3 +57,50 @@ def test_only_ner_spans_are_cut() -> None:
     text = "City: Lisbon\nPhone: 555"
     cued = Entity(6, 18, "LOCATION", "Lisbon\nPhone", "places")
     assert _span_pieces(cued, text) == [cued]
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "kind", "public"),
+    [
+        ("we might set up an LLC for the candles", "LLC", "ORGANIZATION", True),
+        ("open the LLC's bank account first", "LLC", "ORGANIZATION", True),
+        ("an Idaho LLC costs little", "Idaho LLC", "ORGANIZATION", True),
+        ("she runs Brindle Candles LLC from home", "Brindle Candles LLC", "ORGANIZATION", False),
+        ("flights before Eid al-Fitr get pricey", "Eid al-Fitr", "ORGANIZATION", True),
+        ("should I watch Fenwick's Harbour tonight?", "Fenwick", "PERSON", True),
+        ("Fenwick's Harbour is a sitcom about a port", "Fenwick", "PERSON", True),
+        ("should I watch Tom's recital tonight?", "Tom", "PERSON", False),
+        ("Fenwick's Harbour is closed today", "Fenwick", "PERSON", False),
+    ],
+)
+def test_public_mention_legal_forms_holidays_titles(text: str, surface: str, kind: str, public: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind=kind) is public
+
+
+def test_saint_day_is_no_person() -> None:
+    text = "her party falls on Sant Ermengol this year"
+    start = text.index("Sant Ermengol")
+    assert not _plausible_name("Sant Ermengol", text, start, start + 13, "PERSON")
+    assert _plausible_name("Ermengol", "ask Ermengol", 4, 12, "PERSON")
+
+
+def test_possessive_title_tail() -> None:
+    assert possessive_title_tail("Fenwick", "'s Harbour is on") == "'s Harbour"
+    assert possessive_title_tail("Fenwick's", " Harbour is on") == " Harbour"
+    assert possessive_title_tail("Tom", "'s recital") == ""
+
+
+def test_title_named_publicly_keeps_its_possessive_head() -> None:
+    records = [
+        raw_preference_record(
+            record_id="t-1",
+            participant_id="tp",
+            query="should i watch Fenwick's Harbour or something else?",
+            retrieved_memories=["user likes slow comedies"],
+            response_with_memory="Fenwick's Harbour suits a slow evening.",
+            response_without_memory="Try Fenwick's Harbour.",
+        )
+    ]
+    result = deidentify_records(records, FixedNer({"Fenwick": "PERSON"}))[0]
+    assert "Fenwick's Harbour" in result.published_fields()["response_with_memory"]
