@@ -116,9 +116,12 @@ _WORK_BEFORE = re.compile(
 )
 _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
-    r"finale|series|soundtrack|tickets)\b",
+    r"finale|series|soundtrack|tickets|settings|cards?|line|subscription|helpline|hotline|"
+    r"customer\s+(?:service|care)|service\s+cent(?:re|er))\b",
     re.IGNORECASE,
 )
+#: A customer's verb before a name: a bank, insurer or provider that serves the public.
+_CUSTOMER_BEFORE = re.compile(r"\b(?:banks?|banked|banking|insured|subscribed)\s+(?:with|to)\s+$", re.I)
 #: A sentence that ties a shop or app to someone's work: it may be their employer.
 _WORK_SENTENCE = re.compile(
     r"\b(?:work|works|working|worked|job|jobs|shifts?|nights|lates|employer|employed|colleagues?|boss|"
@@ -173,8 +176,10 @@ _CODE_CONTEXT = re.compile(
 )
 #: A make and a model number ("Mazda 3", "iPhone 15") or a vehicle after "drive(s) a".
 _MODEL_NUMBER_AFTER = re.compile(r"^\s+\d{1,4}\b(?!\s*(?:am|pm|%|st|nd|rd|th)\b)", re.IGNORECASE)
+#: A model code of capitals and digits after a make ("Vespa GTS300", "Panigale V4"), in its own case.
+_MODEL_CODE_AFTER = re.compile(r"^\s+[A-Z]{1,3}\d{1,4}\b(?!\s+\d[A-Z]{2}\b)")  # not "M20 3ED"
 _DRIVES_BEFORE = re.compile(
-    r"\b(?:drive|drives|driving|drove|bought|buy|buying|lease|leasing)\s+(?:a|an|the|my|our)\s+"
+    r"\b(?:drive|drives|driving|drove|ride|rides|riding|rode|bought|buy|buying|lease|leasing)\s+(?:a|an|the|my|our)\s+"
     r"(?:(?:19|20)\d\d\s+)?(?:(?:old|new|used|red|blue|black|white|silver|grey|gray)\s+)?$",
     re.IGNORECASE,
 )
@@ -307,9 +312,12 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
             return True
         if len(words) == 1 and key in BRANDS and (_DETERMINER_BEFORE.search(before) or after[:2] == "'s"):
             return True
-        if _PUBLIC_AFTER.match(after):
-            return True
-        model = len(words) == 1 and kind in (None, "ORGANIZATION") and _MODEL_NUMBER_AFTER.match(after)
+        if _PUBLIC_AFTER.match(after) or _CUSTOMER_BEFORE.search(before):
+            return True  # "the Pixelgram app", "in Pixelgram settings", "banks with Kestrel"
+        model = len(words) == 1 and (
+            (kind in (None, "ORGANIZATION") and _MODEL_NUMBER_AFTER.match(after))
+            or (kind in ("PERSON", "ORGANIZATION") and _MODEL_CODE_AFTER.match(after))
+        )
         if _DRIVES_BEFORE.search(before) or model:  # "Mazda 3", not "Karl-Heine-Straße 42"
             return True
         if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):

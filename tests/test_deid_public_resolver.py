@@ -104,3 +104,25 @@ def test_title_named_publicly_keeps_its_possessive_head() -> None:
     ]
     result = deidentify_records(records, FixedNer({"Fenwick": "PERSON"}))[0]
     assert "Fenwick's Harbour" in result.published_fields()["response_with_memory"]
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "kind", "public"),
+    [
+        ("turn it off in Pixelgram settings", "Pixelgram", "PERSON", True),
+        ("freeze your Kestrelbank cards now", "Kestrelbank", "ORGANIZATION", True),
+        ("top up the Voxa line first", "Voxa", "LOCATION", True),
+        ("user banks with Kestrelbank", "Kestrelbank", "ORGANIZATION", True),
+        ("i work at Kestrelbank, cards team", "Kestrelbank", "ORGANIZATION", False),
+        ("dinner with Kestrel tonight", "Kestrel", "PERSON", False),
+        ("i ride a Brennick to work", "Brennick", "ORGANIZATION", True),
+        ("don't mention the Corvana X5 rig", "Corvana", "PERSON", True),
+        ("the flat near Lindow M20 3ED", "Lindow", "ORGANIZATION", False),
+        ("ask Corvana tomorrow", "Corvana", "PERSON", False),
+    ],
+)
+def test_public_mention_customer_and_product_context(
+    text: str, surface: str, kind: str, public: bool
+) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind=kind) is public
