@@ -118,6 +118,41 @@ _ORG_NOUNS = frozenset(
 _COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
 
 
+#: Words that name the kind of a place, not another place: "Cebu City", "Lagos State", "the City of
+#: Cape Town", "Nashik Road".
+_PLACE_GENERIC = frozenset(
+    """city state province county district region municipality prefecture metro metropolitan area
+    greater town township of the road rd street st north south east west central upper lower""".split()
+)
+_OF_WORD = frozenset("of de du di da del des von".split())
+
+
+def _longer_form(key: str, longer: str) -> bool:
+    """True when the place ``longer`` is ``key`` with a house number before it ("14 elm rd" of
+    "elm rd") or words that name the kind of place ("cebu city", "city of cape town"); not a
+    bigger name ("jabal amman" of the known town "amman") nor a postal district after it
+    ("dublin 2"); a name that holds ``key`` after "of"/"de" ("the mairie de montreuil") names it."""
+    if longer.endswith(f" {key}"):
+        extra = longer[: -len(key)].split()
+        return (
+            any(c.isdigit() for c in longer[: -len(key)])
+            or all(w in _PLACE_GENERIC for w in extra)
+            or extra[-1] in _OF_WORD
+            or key not in place_names()
+        )
+    return all(w in _PLACE_GENERIC for w in longer[len(key) :].split())
+
+
+def _abbreviates(short: str, long: str) -> bool:
+    """True when every word of ``short`` begins the word of ``long`` at its place, the first the
+    same and at least one shortened ("mwangaza prep" of "mwangaza preparatory school")."""
+    a, b = short.split(), long.split()
+    if len(a) > len(b) or a[0] != b[0]:
+        return False
+    pairs = list(zip(a, b, strict=False))
+    return all(len(x) >= 3 and y.startswith(x) for x, y in pairs[1:]) and any(x != y for x, y in pairs)
+
+
 def _fold(text: str) -> str:
     return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
 
@@ -350,16 +385,25 @@ class ParticipantRedactor:
             if len(owners) == 1 and ("PERSON", token) not in self._active:
                 self.aliases[("PERSON", token)] = ("PERSON", next(iter(owners)))
         # organisations: a token prefix of one longer name; places: a token suffix (street of an address)
+        # (a place is no street of a longer name without a house number, "Jabal Amman" beside
+        # "Amman", nor the town of its postal district or numbered address, "Dublin 2")
         for kind in ("ORGANIZATION", "LOCATION"):
             keys = sorted(by_kind[kind], key=len, reverse=True)
             for key in keys:
                 longer = [
                     o
                     for o in keys
-                    if len(o) > len(key) and (o.startswith(f"{key} ") or o.endswith(f" {key}"))
+                    if len(o) > len(key)
+                    and (o.startswith(f"{key} ") or o.endswith(f" {key}"))
+                    and (kind == "ORGANIZATION" or _longer_form(key, o))
                 ]
                 if len(longer) == 1 and len(key) >= 3:
                     self.aliases[(kind, key)] = (kind, longer[0])
+                elif kind == "ORGANIZATION" and not longer and len(key.split()) > 1:
+                    # "Mwangaza Prep" beside "Mwangaza Preparatory School": each word begins one
+                    abbreviated = [o for o in keys if o != key and _abbreviates(key, o)]
+                    if len(abbreviated) == 1:
+                        self.aliases[(kind, key)] = (kind, abbreviated[0])
         # "Mercy General Hospital" is also called "Mercy General": drop a generic last noun
         for key in by_kind["ORGANIZATION"]:
             tokens = key.split()
@@ -668,9 +712,9 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
     ("Barcelona\\nPhone", "Deloitte | ACA"), at " & " between places ("Surulere & Yaba"), and, in
     lowercase writing, before a function word that follows the first word ("jörg und ich wollen
     am" → "jörg", "emre wird" → "emre"); a capitalised span loses the lowercase words after its last
-    capitalised word ("Kuba nas odbiera z lotniska" → "Kuba") and a person's span its trailing
-    number ("Omar 10"). Pieces that hold no letter, and lowercase pieces of a capitalised span, are
-    dropped."""
+    capitalised word ("Kuba nas odbiera z lotniska" → "Kuba"), a person's span its trailing
+    number ("Omar 10") and a town its postcode ("Seoul 04007"). Pieces that hold no letter, and
+    lowercase pieces of a capitalised span, are dropped."""
     if entity.kind not in _NAMED_KINDS or entity.source != "ner":
         return [entity]
     breaks = _SPAN_BREAK if entity.kind != "LOCATION" else re.compile(rf"{_SPAN_BREAK.pattern}|\s+&\s+")
@@ -712,6 +756,13 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
         if entity.kind == "PERSON":
             while keep > 1 and words[keep - 1].group(0).isdigit():
                 keep -= 1
+        elif (
+            entity.kind == "LOCATION"
+            and keep > 1
+            and re.fullmatch(r"\d{4,6}", words[keep - 1].group(0))
+            and re.fullmatch(r"[^\W\d_]{3,}", words[keep - 2].group(0))
+        ):
+            keep -= 1  # "Seoul 04007": the town and its postcode are two places
         start = entity.start + s0 + words[first].start()
         end = entity.start + s0 + words[keep - 1].end()
         surface = text[start:end].rstrip(" ,.;:!?")

@@ -10,7 +10,13 @@ import pytest
 from dataset_builder.deidentify import deidentify_records
 from dataset_builder.detectors import Entity
 from dataset_builder.public import possessive_title_tail, public_mention
-from dataset_builder.resolver import _plausible_name, _span_pieces
+from dataset_builder.resolver import (
+    ParticipantRedactor,
+    _abbreviates,
+    _longer_form,
+    _plausible_name,
+    _span_pieces,
+)
 from tests.helpers_deid import FixedNer
 from tests.helpers_records import raw_preference_record
 
@@ -126,3 +132,47 @@ def test_public_mention_customer_and_product_context(
 ) -> None:
     start = text.index(surface)
     assert public_mention(surface, text, start, start + len(surface), kind=kind) is public
+
+
+@pytest.mark.parametrize(
+    ("key", "longer", "same"),
+    [
+        ("elm rd", "14 elm rd", True),
+        ("cebu", "cebu city", True),
+        ("oranmore", "city of oranmore", True),
+        ("marlow", "marlow west", True),
+        ("montreuil", "mairie de montreuil", True),
+        ("amman", "jabal amman", False),  # a known town inside a bigger name
+        ("dublin", "dublin 2", False),  # a postal district after the town
+    ],
+)
+def test_place_joins_its_longer_form_only(key: str, longer: str, same: bool) -> None:
+    assert _longer_form(key, longer) is same
+
+
+def test_abbreviated_organisation() -> None:
+    assert _abbreviates("kestrel prep", "kestrel preparatory school")
+    assert not _abbreviates("kestrel prep", "kestrel prep")
+    assert not _abbreviates("falcon prep", "kestrel preparatory school")
+
+
+def test_resolver_joins_abbreviation_and_keeps_postal_district_apart() -> None:
+    r = ParticipantRedactor()
+    r.learn(
+        [
+            Entity(0, 26, "ORGANIZATION", "Kestrel Preparatory School", "ner"),
+            Entity(0, 12, "ORGANIZATION", "Kestrel Prep", "ner"),
+            Entity(0, 6, "LOCATION", "Dublin", "ner"),
+            Entity(0, 8, "LOCATION", "Dublin 4", "ner"),
+        ]
+    )
+    text = "Kestrel Prep is Kestrel Preparatory School; Dublin 4 is in Dublin."
+    out = r.redact(text, [])[0]
+    assert out.count("[ORGANIZATION_1]") == 2
+    assert "[LOCATION_1]" in out and "[LOCATION_2]" in out
+
+
+def test_town_and_postcode_span_is_two_places() -> None:
+    text = "ship to Brakpan 01422 please"
+    pieces = _span_pieces(_ner(text, "Brakpan 01422", "LOCATION"), text)
+    assert [p.text for p in pieces] == ["Brakpan"]
