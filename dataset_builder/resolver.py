@@ -263,6 +263,8 @@ class ParticipantRedactor:
     counters: Counter[str] = field(default_factory=Counter)
     placeholders: dict[tuple[str, str], str] = field(default_factory=dict)
     mentions: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: How many spans named each ``(kind, key)`` (NER's majority label for a name it labels twice).
+    seen: Counter[tuple[str, str]] = field(default_factory=Counter)
     aliases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     surfaces: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
     #: Which detectors named each ``(kind, key)`` (context-cued evidence outweighs NER's label).
@@ -288,6 +290,7 @@ class ParticipantRedactor:
                 continue
             if (entity.kind, key) not in self.mentions:
                 self.mentions[(entity.kind, key)] = entity.text
+            self.seen[(entity.kind, key)] += 1
             if entity.source not in self.evidence[(entity.kind, key)]:
                 self.evidence[(entity.kind, key)].add(entity.source)
                 self._resolved = False
@@ -325,10 +328,24 @@ class ParticipantRedactor:
         streets = {
             re.sub(r"^\d+[a-z]?\s+|\s+\d+[a-z]?$", "", key) for kind, key in cued if kind == "LOCATION"
         }
+        people = {key for kind, key in self.mentions if kind == "PERSON" and " " not in key}
         for (kind, key), surface in self.mentions.items():
             if kind in _NAMED_KINDS and (kind, key) not in cued:
                 others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
                 if others or (kind != "PERSON" and key in person_parts):
+                    continue
+                if kind != "PERSON" and (
+                    _HONORIFIC_AFTER.search(key)
+                    or (surface.islower() and " " in key and key.split()[0] in people and "'" not in key)
+                ):  # "tanaka-san"; "kunle bakare" in lowercase writing beside the person "kunle"
+                    active.setdefault(("PERSON", key), surface)
+                    continue
+                rivals = [k for k in kinds_of[key] if k != kind and (k, key) not in cued]
+                if (
+                    rivals
+                    and kind == "ORGANIZATION"
+                    and all(self.seen[(k, key)] > self.seen[(kind, key)] for k in rivals)
+                ):  # NER's one "joão's" organisation beside its three "João" people
                     continue
                 if (
                     kind != "LOCATION"
@@ -486,6 +503,21 @@ class ParticipantRedactor:
         for keys in by_tokens.values():
             for key in keys[1:]:
                 join(("PERSON", key), ("PERSON", keys[0]))
+        # "Lari Nogueira" beside "Larissa Nogueira": one family name, a first name that begins the other
+        for key in people:
+            tokens = key.split()
+            if len(tokens) != 2 or len(tokens[0]) < 3:
+                continue
+            fuller = [
+                o
+                for o in people
+                if len(o.split()) == 2
+                and o.split()[1] == tokens[1]
+                and o.split()[0].startswith(tokens[0])
+                and len(o.split()[0]) >= len(tokens[0]) + 2
+            ]
+            if len(fuller) == 1:
+                join(("PERSON", key), ("PERSON", fuller[0]))
         for nick, full in self.nicknames:
             if ("PERSON", full) in self._active or ("PERSON", full) in self.aliases:
                 for key in {nick, canonical("PERSON", nick)}:

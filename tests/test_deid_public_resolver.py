@@ -176,3 +176,44 @@ def test_town_and_postcode_span_is_two_places() -> None:
     text = "ship to Brakpan 01422 please"
     pieces = _span_pieces(_ner(text, "Brakpan 01422", "LOCATION"), text)
     assert [p.text for p in pieces] == ["Brakpan"]
+
+
+def _one_placeholder(r: ParticipantRedactor, text: str, surfaces: list[str]) -> set[str]:
+    out, applied = r.redact(text, [])
+    return {rep for span, rep in applied if span.text in surfaces}
+
+
+def test_honorific_suffix_makes_a_person_whatever_ner_said() -> None:
+    r = ParticipantRedactor()
+    r.learn([Entity(0, 12, "PERSON", "sato kenichi", "ner"), Entity(0, 8, "ORGANIZATION", "sato-san", "ner")])
+    assert _one_placeholder(r, "sato-san and sato kenichi", ["sato-san", "sato kenichi"]) == {"[PERSON_1]"}
+
+
+def test_lowercase_org_span_that_starts_with_a_known_person_is_that_person() -> None:
+    r = ParticipantRedactor()
+    r.learn([Entity(0, 4, "PERSON", "Obi", "ner"), Entity(0, 10, "ORGANIZATION", "obi nwosu", "ner")])
+    out = r.redact("obi nwosu is Obi", [])[0]
+    assert out == "[PERSON_1] is [PERSON_1]"
+    capitalised = ParticipantRedactor()
+    capitalised.learn(
+        [Entity(0, 3, "PERSON", "Obi", "ner"), Entity(0, 12, "LOCATION", "Obi Crossing", "ner")]
+    )
+    assert capitalised.redact("Obi Crossing", [])[0] == "[LOCATION_1]"
+
+
+def test_ner_majority_label_wins_over_a_lone_organisation() -> None:
+    r = ParticipantRedactor()
+    r.learn([Entity(0, 5, "PERSON", "Tiago", "ner")] * 3 + [Entity(0, 5, "ORGANIZATION", "tiago", "ner")])
+    out = r.redact("tiago and Tiago", [Entity(0, 5, "ORGANIZATION", "tiago", "ner")])[0]
+    assert out == "[PERSON_1] and [PERSON_1]"
+
+
+def test_shortened_first_name_with_the_same_family_name_is_one_person() -> None:
+    r = ParticipantRedactor()
+    r.learn([Entity(0, 14, "PERSON", "Marisol Vance", "ner"), Entity(0, 9, "PERSON", "Mari Vance", "ner")])
+    assert r.redact("Mari Vance, Marisol Vance", [])[0] == "[PERSON_1], [PERSON_1]"
+    other = ParticipantRedactor()
+    other.learn(
+        [Entity(0, 14, "PERSON", "Marisol Vance", "ner"), Entity(0, 9, "PERSON", "Mari Quinn", "ner")]
+    )
+    assert other.redact("Mari Quinn, Marisol Vance", [])[0] == "[PERSON_1], [PERSON_2]"
