@@ -130,8 +130,9 @@ _OF_WORD = frozenset("of de du di da del des von".split())
 def _longer_form(key: str, longer: str) -> bool:
     """True when the place ``longer`` is ``key`` with a house number before it ("14 elm rd" of
     "elm rd") or words that name the kind of place ("cebu city", "city of cape town"); not a
-    bigger name ("jabal amman" of the known town "amman") nor a postal district after it
-    ("dublin 2"); a name that holds ``key`` after "of"/"de" ("the mairie de montreuil") names it."""
+    bigger name ("jabal amman" of the known town "amman") nor a known town's postal district
+    ("dublin 2", unlike the street "karl-heine-straße 42"); a name that holds ``key`` after
+    "of"/"de" ("the mairie de montreuil") names it."""
     if longer.endswith(f" {key}"):
         extra = longer[: -len(key)].split()
         return (
@@ -140,7 +141,10 @@ def _longer_form(key: str, longer: str) -> bool:
             or extra[-1] in _OF_WORD
             or key not in place_names()
         )
-    return all(w in _PLACE_GENERIC for w in longer[len(key) :].split())
+    rest = longer[len(key) :].split()
+    if len(rest) == 1 and re.fullmatch(r"\d{1,5}[a-z]?", rest[0]):
+        return key not in place_names()  # "karl-heine-straße 42", not the district "dublin 2"
+    return all(w in _PLACE_GENERIC for w in rest)
 
 
 def _abbreviates(short: str, long: str) -> bool:

@@ -144,6 +144,7 @@ def test_public_mention_customer_and_product_context(
         ("montreuil", "mairie de montreuil", True),
         ("amman", "jabal amman", False),  # a known town inside a bigger name
         ("dublin", "dublin 2", False),  # a postal district after the town
+        ("hopfengasse", "hopfengasse 7", True),  # a street and its house number
     ],
 )
 def test_place_joins_its_longer_form_only(key: str, longer: str, same: bool) -> None:
