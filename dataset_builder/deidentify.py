@@ -555,6 +555,8 @@ def deidentify_records(
             if entity.kind == "LOCATION" and residence_before(text, entity.start):
                 if _key(entity.text) in countries:
                     redactors[pid].residences.add(_key(entity.text))
+            if entity.kind in _NAMED_KINDS:  # a trip's destination, unless a text anchors it to them
+                redactors[pid].note_place(_key(entity.text), text, entity.start, entity.end)
     # a shop or app used by millions is public for the participant, unless their texts tie it to
     # someone's work anywhere ("i work nights at tesco", "ana from glovo asked")
     for pid, _, text in jobs:

@@ -41,6 +41,8 @@ __all__ = [
     "programming_languages",
     "public_mention",
     "residence_before",
+    "trip_destination",
+    "anchored_place",
 ]
 
 #: Widely used public platforms, services, institutions and teams: naming one identifies nobody.
@@ -246,6 +248,41 @@ def programming_languages() -> frozenset[str]:
             if len(candidate) >= 2 and re.fullmatch(r"[a-z][a-z+#]*", candidate):
                 names.add(candidate)
     return frozenset(names)
+
+
+#: Words before a place that make it a trip's destination ("a trip to petra", "2 days in Wadi Rum",
+#: "flying to Lombok", "should I visit Siurana"), not where anyone lives ("visiting" is left out:
+#: "my in-laws are visiting Leeds" may name the participant's town).
+_TRIP_BEFORE = re.compile(
+    r"\b(?:trip|trips|holiday|holidays|vacation|getaway|honeymoon|flight|flights|fly|flying|flew|"
+    r"travel|travelling|traveling|hike|hiking|trek|trekking|visit|days|nights|itinerary|tour|"
+    r"layover|stopover|go\s+through|via)\s+(?:to\s+|in\s+|through\s+|for\s+|around\s+|at\s+)?"
+    r"(?:the\s+)?$",
+    re.IGNORECASE,
+)
+#: Words in a place's sentence that tie it to someone's home, family or work.
+_ANCHOR_SENTENCE = re.compile(
+    r"\b(?:live|lives|living|lived|moved|move|moving|based|home|address|born|raised|grew\s+up|hometown|"
+    r"from|parents|mum|mom|mother|father|dad|family|work|works|working|office|stay\s+with|staying\s+with|"
+    r"apartment|flat|near\s+us|neighbou?rhood|school|postcode|zip)\b",
+    re.IGNORECASE,
+)
+
+
+def trip_destination(text: str, start: int, end: int) -> bool:
+    """True when the words before a place make it a trip's destination ("a trip to Petra",
+    "two days in Wadi Rum") and nothing in its sentence ties it to a home, family or work.
+
+    >>> trip_destination("a trip to Petra in May", 10, 15), trip_destination("a trip home to Leeds", 14, 19)
+    (True, False)
+    """
+    return bool(_TRIP_BEFORE.search(text[:start])) and not anchored_place(text, start, end)
+
+
+def anchored_place(text: str, start: int, end: int) -> bool:
+    """True when a place's sentence ties it to someone's home, family or work ("lives in plagwitz,
+    leipzig", "my parents in Amman"), or the words before it make it a residence."""
+    return residence_before(text, start) or bool(_ANCHOR_SENTENCE.search(_sentence(text, start, end)))
 
 
 def residence_before(text: str, start: int) -> bool:

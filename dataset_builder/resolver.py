@@ -29,7 +29,7 @@ from .detectors import (
     resolve_overlaps,
 )
 from .entity_cues import _DETERMINER_BEFORE
-from .public import country_names
+from .public import anchored_place, country_names, trip_destination
 
 __all__ = ["ParticipantRedactor", "canonical"]
 
@@ -278,11 +278,24 @@ class ParticipantRedactor:
     #: Place keys seen right after a place preposition or a comma ("in Fitzroy", "Smith St, Fitzroy").
     placed: set[str] = field(default_factory=set)
     kept_countries: set[str] = field(default_factory=set)
+    #: Names of places the participant's texts name as a trip's destination ("a trip to Petra").
+    destinations: set[str] = field(default_factory=set)
+    #: Names some text ties to a home, family or work ("lives in plagwitz, leipzig").
+    anchored: set[str] = field(default_factory=set)
     #: ``(nickname key, full-name key)`` pairs the texts tie together ("Jakub 'Kuba' Nowak").
     nicknames: set[tuple[str, str]] = field(default_factory=set)
     _active: dict[tuple[str, str], str] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
     _resolved: bool = False
+
+    def note_place(self, key: str, text: str, start: int, end: int) -> None:
+        """Record whether this mention of ``key`` names a trip's destination or a place tied to
+        someone's home, family or work (see :meth:`resolve`)."""
+        if trip_destination(text, start, end):
+            self.destinations.add(key)
+        elif anchored_place(text, start, end):
+            self.anchored.add(key)
+        self._resolved = False
 
     def learn(self, entities: Sequence[Entity]) -> None:
         """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
@@ -454,6 +467,19 @@ class ParticipantRedactor:
             and key in countries
             and key not in self.residences
             and {k for k, _ in self.surfaces.get(key, ())} == {"LOCATION"}
+        }
+        # a place named only as a trip's destination ("a trip to Petra", "2 days in Wadi Rum") and
+        # never tied to a home, family or work identifies nobody: kept, like a country
+        self.kept_countries |= {
+            key
+            for kind, key in self._active
+            if kind == "LOCATION"
+            and key in self.destinations
+            and key not in self.anchored
+            and (kind, key) not in self.aliases
+            and not any(a == ("LOCATION", key) for a in self.aliases.values())
+            and {k for k, _ in self.surfaces.get(key, ())} == {"LOCATION"}
+            and not (self.evidence[(kind, key)] & _CUED_SOURCES)
         }
         self._gazetteer = None
         self._resolved = True

@@ -9,7 +9,7 @@ import pytest
 
 from dataset_builder.deidentify import deidentify_records
 from dataset_builder.detectors import Entity
-from dataset_builder.public import possessive_title_tail, public_mention
+from dataset_builder.public import possessive_title_tail, public_mention, trip_destination
 from dataset_builder.resolver import (
     ParticipantRedactor,
     _abbreviates,
@@ -218,3 +218,43 @@ def test_shortened_first_name_with_the_same_family_name_is_one_person() -> None:
         [Entity(0, 14, "PERSON", "Marisol Vance", "ner"), Entity(0, 9, "PERSON", "Mari Quinn", "ner")]
     )
     assert other.redact("Mari Quinn, Marisol Vance", [])[0] == "[PERSON_1], [PERSON_2]"
+
+
+@pytest.mark.parametrize(
+    ("text", "place", "destination"),
+    [
+        ("we want a trip to Korvath in May", "Korvath", True),
+        ("plan 2 days in Korvath and a night at the camp", "Korvath", True),
+        ("is it cheaper to go through Korvath?", "Korvath", True),
+        ("a trip home to Korvath to see my parents", "Korvath", False),
+        ("my parents live in Korvath", "Korvath", False),
+        ("the in-laws are visiting Korvath", "Korvath", False),
+    ],
+)
+def test_trip_destination(text: str, place: str, destination: bool) -> None:
+    start = text.index(place)
+    assert trip_destination(text, start, start + len(place)) is destination
+
+
+def _trip_records(memory: str) -> list:
+    return [
+        raw_preference_record(
+            record_id="trip-1",
+            participant_id="tq",
+            query="how many days do we need for a trip to Korvath?",
+            retrieved_memories=[memory],
+            response_with_memory="Two days in Korvath is enough; Korvath is busy in May.",
+            response_without_memory="Korvath needs two days.",
+        )
+    ]
+
+
+def test_a_place_named_only_as_a_destination_is_kept() -> None:
+    (result,) = deidentify_records(_trip_records("user likes hiking"), FixedNer({"Korvath": "LOCATION"}))
+    assert "Korvath is busy" in result.published_fields()["response_with_memory"]
+
+
+def test_a_destination_that_a_text_ties_to_home_is_redacted() -> None:
+    records = _trip_records("user's sister lives in Korvath")
+    (result,) = deidentify_records(records, FixedNer({"Korvath": "LOCATION"}))
+    assert "Korvath" not in " ".join(map(str, result.published_fields().values()))
