@@ -278,8 +278,8 @@ class ParticipantRedactor:
     #: Place keys seen right after a place preposition or a comma ("in Fitzroy", "Smith St, Fitzroy").
     placed: set[str] = field(default_factory=set)
     kept_countries: set[str] = field(default_factory=set)
-    #: Names of places the participant's texts name as a trip's destination ("a trip to Petra").
-    destinations: set[str] = field(default_factory=set)
+    #: How often the participant's texts name each place as a trip's destination ("a trip to Petra").
+    destinations: Counter[str] = field(default_factory=Counter)
     #: Names some text ties to a home, family or work ("lives in plagwitz, leipzig").
     anchored: set[str] = field(default_factory=set)
     #: ``(nickname key, full-name key)`` pairs the texts tie together ("Jakub 'Kuba' Nowak").
@@ -292,7 +292,7 @@ class ParticipantRedactor:
         """Record whether this mention of ``key`` names a trip's destination or a place tied to
         someone's home, family or work (see :meth:`resolve`)."""
         if trip_destination(text, start, end):
-            self.destinations.add(key)
+            self.destinations[key] += 1
         elif anchored_place(text, start, end):
             self.anchored.add(key)
         self._resolved = False
@@ -468,13 +468,15 @@ class ParticipantRedactor:
             and key not in self.residences
             and {k for k, _ in self.surfaces.get(key, ())} == {"LOCATION"}
         }
-        # a place named only as a trip's destination ("a trip to Petra", "2 days in Wadi Rum") and
-        # never tied to a home, family or work identifies nobody: kept, like a country
+        # a place named as a trip's destination ("a trip to Petra", "2 days in Wadi Rum"), talked
+        # about again, and never tied to a home, family or work identifies nobody: kept, like a
+        # country (named once, "a trip to Don Benito" may be a family visit the text leaves unsaid)
         self.kept_countries |= {
             key
             for kind, key in self._active
             if kind == "LOCATION"
-            and key in self.destinations
+            and self.destinations[key] >= 1
+            and self.destinations[key] + sum(self.seen[(k, key)] for k in _NAMED_KINDS) >= 3
             and key not in self.anchored
             and (kind, key) not in self.aliases
             and not any(a == ("LOCATION", key) for a in self.aliases.values())

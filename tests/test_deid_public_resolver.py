@@ -258,3 +258,16 @@ def test_a_destination_that_a_text_ties_to_home_is_redacted() -> None:
     records = _trip_records("user's sister lives in Korvath")
     (result,) = deidentify_records(records, FixedNer({"Korvath": "LOCATION"}))
     assert "Korvath" not in " ".join(map(str, result.published_fields().values()))
+
+
+def test_a_destination_named_once_is_redacted() -> None:
+    record = raw_preference_record(
+        record_id="trip-2",
+        participant_id="tr",
+        query="what to pack for a trip to Velmora?",
+        retrieved_memories=["user likes hiking"],
+        response_with_memory="Pack layers.",
+        response_without_memory="Pack light.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Velmora": "LOCATION"}))
+    assert "Velmora" not in result.published_fields()["query"]
