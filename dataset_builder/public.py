@@ -102,6 +102,31 @@ _HOLIDAY = re.compile(
     r"jamhuri|madaraka|mashujaa|heritage\s+day|freedom\s+day)$",
     re.IGNORECASE,
 )
+#: Last words of the names of public bodies, schemes and passes ("the Tenancy Tribunal", "the
+#: SuperGold Card", "the Jordan Pass", "Medicare Safety Net"): a programme, not a private party.
+_PROGRAMME_HEADS = frozenset(
+    "tribunal ombudsman scheme card pass visa allowance benefit pension net grant".split()
+)
+#: Last words of job titles ("Data Analyst", "Audit Senior", "Staff Nurse").
+_ROLE_NOUNS = frozenset(
+    """analyst engineer manager designer developer nurse teacher consultant director officer assistant
+    associate specialist coordinator administrator senior junior intern accountant auditor scientist
+    technician physiotherapist barista""".split()
+)
+#: "as a", "as an", "works as": a role follows; "@"/"at" + a capital after a title: its employer.
+_ROLE_BEFORE = re.compile(r"\b(?:as|an?)\s+$", re.IGNORECASE)
+_ROLE_AFTER = re.compile(r"^\s*(?:@|at\s+(?=[A-Z]))")
+
+
+def _private_word(words: list[str]) -> bool:
+    """True when a word is a known town (libphonenumber's geocoding names) that is no country:
+    "the Osaka Immigration Bureau" names the participant's town."""
+    from .detectors import place_names
+
+    towns = place_names() - country_names()
+    return any(w in towns for w in words)
+
+
 #: A company's legal form, last word of its name ("Ltd", "LLC", "GmbH"): alone it names no company.
 _LEGAL_FORM = re.compile(
     r"(?:^|(?<=\s))(?:llc|l\.l\.c\.|llp|ltd\.?|inc\.?|plc|gmbh|pty\.?(?:\s+ltd\.?)?|corp\.?)$"
@@ -343,7 +368,14 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     if not employer:
         if key in PUBLIC_ENTITIES or _agency(key, surface):
             return True
-        if len(words) >= 2 and _agency(words[0], surface.split()[0]) and kind != "PERSON":
+        if (
+            len(words) >= 2
+            and kind != "PERSON"
+            and (
+                _agency(words[0], surface.split()[0])
+                or (kind == "ORGANIZATION" and words[0] in PUBLIC_ENTITIES and surface.lstrip()[:1].isupper())
+            )
+        ):
             return True  # an agency's programme or service: "Medicare Safety Net", "CRA My Account"
         if words and words[0] in BRANDS and len(words) >= 2:
             return True
@@ -360,6 +392,10 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
         if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):
             return True
     rest = after[len(possessive_title_tail(surface, after)) :]
+    if len(words) >= 2 and words[-1] in _PROGRAMME_HEADS and not _private_word(words[:-1]):
+        return True  # "the Tenancy Tribunal", "the SuperGold Card": a public body or programme
+    if words and words[-1] in _ROLE_NOUNS and (_ROLE_BEFORE.search(before) or _ROLE_AFTER.match(after)):
+        return True  # "works as a Data Analyst", "Audit Senior at …": a job title, no organisation
     if _DESCRIBED_AS_MEDIA.match(rest) or _MEDIA_LIKE_BEFORE.search(before):
         return True  # also "Schitt's Creek is a sitcom" with only "Schitt" labelled
     if surface.startswith("The ") and _LIKED_TITLE_BEFORE.search(before):

@@ -271,3 +271,21 @@ def test_a_destination_named_once_is_redacted() -> None:
     )
     (result,) = deidentify_records([record], FixedNer({"Velmora": "LOCATION"}))
     assert "Velmora" not in result.published_fields()["query"]
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "kind", "public"),
+    [
+        ("you can apply to the Rental Tribunal next", "Rental Tribunal", "ORGANIZATION", True),
+        ("at 65 she gets the SilverFern Card", "SilverFern Card", "ORGANIZATION", True),
+        ("the Osaka Visitor Pass covers buses", "Osaka Visitor Pass", "ORGANIZATION", False),  # a town
+        ("he works as a Data Analyst now", "Data Analyst", "ORGANIZATION", True),
+        ("Audit Senior at Kestrel | open to roles", "Audit Senior", "ORGANIZATION", True),
+        ("ask the Senior team", "Senior", "ORGANIZATION", False),
+        ("the Medicare Safety Net lowers costs", "Medicare Safety Net", "ORGANIZATION", True),
+        ("she is leaving accenture soon", "leaving accenture", "ORGANIZATION", False),
+    ],
+)
+def test_public_mention_programmes_and_roles(text: str, surface: str, kind: str, public: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind=kind) is public
