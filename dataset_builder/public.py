@@ -194,6 +194,13 @@ _EVENT_AFTER = re.compile(
     r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:break|holidays?|weekend|celebrations?|festivities|festival|eve)\b)",
     re.IGNORECASE,
 )
+#: A kind of service and "like"/"such as" before a name: an example of a public service
+#: ("a remittance center like Western Union", "apps such as Pixelgram").
+_SERVICE_LIKE_BEFORE = re.compile(
+    r"\b(?:cent(?:er|re)s?|services?|apps?|banks?|carriers?|airlines?|platforms?|sites?|websites?|"
+    r"providers?|brands?|chains?|retailers?|marketplaces?|networks?|operators?)\s+(?:like|such\s+as)\s+$",
+    re.IGNORECASE,
+)
 _MEDIA_LIKE_BEFORE = re.compile(rf"\b{_MEDIA_NOUN}s?\s+(?:like|such\s+as)\s+(?:the\s+)?$", re.IGNORECASE)
 #: Words around a programming language ("write Ruby and Go", "learning Rust", "a Python script").
 _CODE_CONTEXT = re.compile(
@@ -381,7 +388,11 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
             return True
         if len(words) == 1 and key in BRANDS and (_DETERMINER_BEFORE.search(before) or after[:2] == "'s"):
             return True
-        if _PUBLIC_AFTER.match(after) or _CUSTOMER_BEFORE.search(before):
+        if (
+            _PUBLIC_AFTER.match(after)
+            or _CUSTOMER_BEFORE.search(before)
+            or _SERVICE_LIKE_BEFORE.search(before)
+        ):
             return True  # "the Pixelgram app", "in Pixelgram settings", "banks with Kestrel"
         model = len(words) == 1 and (
             (kind in (None, "ORGANIZATION") and _MODEL_NUMBER_AFTER.match(after))

@@ -845,6 +845,20 @@ _SAINT_BEFORE = re.compile(r"\b(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\
 _SAINT_START = re.compile(r"^(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\.?)\s+\w", re.IGNORECASE)
 
 
+_LABEL_LINE = re.compile(r"^[ \t]*([A-Z\u00c0-\u00de][^\n:]{0,30}?)[ \t]*:[ \t]*\S", re.MULTILINE)
+
+
+def _form_label(text: str, start: int, end: int) -> bool:
+    """True for a span that starts a line and ends at a colon in a form: three or more lines of the
+    text start with a different "Label:" ("Domicilio: …\nTeléfono: …\nAllergies: none"). A name
+    that labels two lines (a chat transcript's speaker) is no form label."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip() or not re.match(r"[ \t]*:", text[end:]):
+        return False
+    labels = Counter(m.group(1).strip() for m in _LABEL_LINE.finditer(text))
+    return len(labels) >= 3 and labels[text[line_start:end].strip()] == 1
+
+
 def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | None = None) -> bool:
     """False for a name-shaped span that is an everyday word in context.
 
@@ -855,6 +869,8 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
     """
     if public_mention(surface, text, start, end, kind=kind) or _COMPOUND_TITLE.search(surface):
         return False
+    if _form_label(text, start, end):
+        return False  # "Allergies: none" in a filled-in form: a field's label, not a name
     if _SCHOOL_YEAR.match(surface.strip()):
         return False  # "Grade 2", "Year 10", "Form 4": a school year, not a place or a name
     if kind == "PERSON" and (_SAINT_BEFORE.search(text[:start]) or _SAINT_START.match(surface)):

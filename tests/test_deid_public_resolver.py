@@ -289,3 +289,26 @@ def test_a_destination_named_once_is_redacted() -> None:
 def test_public_mention_programmes_and_roles(text: str, surface: str, kind: str, public: bool) -> None:
     start = text.index(surface)
     assert public_mention(surface, text, start, start + len(surface), kind=kind) is public
+
+
+def test_form_label_is_no_name() -> None:
+    form = "Nombre: Lucía Prat\nTeléfono: 555 0101\nAllergies: none\n"
+    start = form.index("Allergies")
+    assert not _plausible_name("Allergies", form, start, start + 9, "PERSON")
+    chat = "Ines: are you in?\nMarta: yes\nInes: great\n"
+    assert _plausible_name("Ines", chat, 0, 4, "PERSON")  # a speaker who labels two lines
+    short = "Allergies: none"
+    assert _plausible_name("Allergies", short, 0, 9, "PERSON")  # no form of three labels
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "public"),
+    [
+        ("a remittance center like Kwikpay is only worth it for cash", "Kwikpay", True),
+        ("apps such as Pixelgram show your number", "Pixelgram", True),
+        ("a friend like Kwame would know", "Kwame", False),
+    ],
+)
+def test_public_mention_service_examples(text: str, surface: str, public: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind="ORGANIZATION") is public
