@@ -447,6 +447,7 @@ class ParticipantRedactor:
                 and ("ORGANIZATION", " ".join(tokens[:-1])) not in self._active
             ):
                 self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
+        self._join_acronyms(by_kind)
         self._join_spellings(by_kind)
         for kind, key in [*self._active, *self.aliases]:
             self.surfaces.setdefault(key, set()).add((kind, key))
@@ -485,6 +486,33 @@ class ParticipantRedactor:
         }
         self._gazetteer = None
         self._resolved = True
+
+    def _join_acronyms(self, by_kind: dict[str, list[str]]) -> None:
+        """Alias an acronym written in capitals to the one organisation or place it abbreviates: the
+        initials of its words ("TTSH" of "Tan Tock Seng Hospital", "SA" of "San Antonio") or, for
+        three letters, the start of one place's single-word name ("AMM" of "Amman")."""
+        named = [
+            (kind, key)
+            for kind in ("ORGANIZATION", "LOCATION")
+            for key in by_kind[kind]
+            if (kind, key) not in self.aliases
+        ]
+        for kind in ("ORGANIZATION", "LOCATION", "PERSON"):
+            for key in by_kind[kind]:
+                surface = self.mentions.get((kind, key), "")
+                if (kind, key) in self.aliases or not re.fullmatch(r"[A-Z]{2,5}", surface):
+                    continue
+                targets = {
+                    (k, o)
+                    for k, o in named
+                    if o != key
+                    and (
+                        "".join(w[0] for w in o.split() if w not in ("of", "the", "de", "and")) == key
+                        or (k == "LOCATION" and len(key) == 3 and " " not in o and o.startswith(key))
+                    )
+                }
+                if len(targets) == 1:
+                    self.aliases[(kind, key)] = next(iter(targets))
 
     def _join_spellings(self, by_kind: dict[str, list[str]]) -> None:
         """Alias the spellings of one identifier (:func:`canonical`), a person's names in another

@@ -312,3 +312,28 @@ def test_form_label_is_no_name() -> None:
 def test_public_mention_service_examples(text: str, surface: str, public: bool) -> None:
     start = text.index(surface)
     assert public_mention(surface, text, start, start + len(surface), kind="ORGANIZATION") is public
+
+
+def test_acronym_joins_the_one_name_it_abbreviates() -> None:
+    r = ParticipantRedactor()
+    r.learn(
+        [
+            Entity(0, 22, "ORGANIZATION", "Kings Vale Hospital", "ner"),
+            Entity(0, 3, "ORGANIZATION", "KVH", "ner"),
+            Entity(0, 8, "LOCATION", "Lorwick", "ner"),
+            Entity(0, 3, "LOCATION", "LOR", "ner"),
+            Entity(0, 3, "ORGANIZATION", "ABC", "ner"),
+        ]
+    )
+    out = r.redact("KVH is Kings Vale Hospital; LOR is Lorwick; ABC is other.", [])[0]
+    assert (
+        out
+        == "[ORGANIZATION_1] is [ORGANIZATION_1]; [LOCATION_1] is [LOCATION_1]; [ORGANIZATION_2] is other."
+    )
+
+
+def test_lowercase_word_is_no_acronym() -> None:
+    r = ParticipantRedactor()
+    r.learn([Entity(0, 9, "LOCATION", "Sandhurst", "ner"), Entity(0, 3, "ORGANIZATION", "sa", "ner")])
+    out = r.redact("sa and Sandhurst", [])[0]
+    assert out == "[ORGANIZATION_1] and [LOCATION_1]"
