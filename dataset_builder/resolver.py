@@ -241,6 +241,8 @@ def canonical(kind: str, key: str) -> str:
         tokens = key.replace(",", " ").split()
         if any(t[0].isdigit() for t in tokens):
             tokens = [_STREET_ABBREVIATIONS.get(t.rstrip("."), t) for t in tokens]
+        elif len(tokens) >= 2:  # "byres rd" and "byres road": a street's type is its last word
+            tokens[-1] = _STREET_ABBREVIATIONS.get(tokens[-1].rstrip("."), tokens[-1])
         return " ".join(tokens)
     if kind == "PERSON":
         return _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))

@@ -16,6 +16,7 @@ from dataset_builder.resolver import (
     _longer_form,
     _plausible_name,
     _span_pieces,
+    canonical,
 )
 from tests.helpers_deid import FixedNer
 from tests.helpers_records import raw_preference_record
@@ -337,3 +338,8 @@ def test_lowercase_word_is_no_acronym() -> None:
     r.learn([Entity(0, 9, "LOCATION", "Sandhurst", "ner"), Entity(0, 3, "ORGANIZATION", "sa", "ner")])
     out = r.redact("sa and Sandhurst", [])[0]
     assert out == "[ORGANIZATION_1] and [LOCATION_1]"
+
+
+def test_street_type_abbreviation_without_number_is_one_street() -> None:
+    assert canonical("LOCATION", "tolley rd") == canonical("LOCATION", "tolley road") == "tolley road"
+    assert canonical("LOCATION", "st albans") == "st albans"  # "St" first is a saint, not a street
