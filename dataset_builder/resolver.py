@@ -848,8 +848,12 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
                 keep = i
                 break
         if entity.kind == "PERSON":
-            while keep > 1 and words[keep - 1].group(0).isdigit():
-                keep -= 1
+            while (
+                keep > 1
+                and words[keep - 1].group(0).isdigit()
+                and _fold(" ".join(bare[first : keep - 1])) not in place_names()
+            ):
+                keep -= 1  # "Omar 10", not the postal district "Dublin 2" NER calls a person
         elif (
             entity.kind == "LOCATION"
             and keep > 1

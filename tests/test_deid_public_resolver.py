@@ -343,3 +343,8 @@ def test_lowercase_word_is_no_acronym() -> None:
 def test_street_type_abbreviation_without_number_is_one_street() -> None:
     assert canonical("LOCATION", "tolley rd") == canonical("LOCATION", "tolley road") == "tolley road"
     assert canonical("LOCATION", "st albans") == "st albans"  # "St" first is a saint, not a street
+
+
+def test_postal_district_labelled_a_person_keeps_its_number() -> None:
+    text = "we live at Quay Road, Dublin 8 now"
+    assert [p.text for p in _span_pieces(_ner(text, "Dublin 8", "PERSON"), text)] == ["Dublin 8"]
