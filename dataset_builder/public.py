@@ -143,7 +143,7 @@ _WORK_BEFORE = re.compile(
 )
 _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
-    r"finale|series|soundtrack|tickets|settings|cards?|line|subscription|helpline|hotline|"
+    r"finale|series|soundtrack|tickets|settings|cards?|line|subscription|helpline|hotline|visas?|scheme|"
     r"customer\s+(?:service|care)|service\s+cent(?:re|er))\b",
     re.IGNORECASE,
 )

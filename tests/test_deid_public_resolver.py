@@ -348,3 +348,16 @@ def test_street_type_abbreviation_without_number_is_one_street() -> None:
 def test_postal_district_labelled_a_person_keeps_its_number() -> None:
     text = "we live at Quay Road, Dublin 8 now"
     assert [p.text for p in _span_pieces(_ner(text, "Dublin 8", "PERSON"), text)] == ["Dublin 8"]
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "public"),
+    [
+        ("she needs a Nordhaven visa for the trip", "Nordhaven", True),
+        ("the Young Riders' Bus Travel scheme covers teens", "Young Riders' Bus Travel", True),
+        ("she lives in Nordhaven with her visa sorted", "Nordhaven", False),
+    ],
+)
+def test_public_mention_visa_and_scheme(text: str, surface: str, public: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind="LOCATION") is public
