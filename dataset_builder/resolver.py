@@ -241,7 +241,9 @@ def canonical(kind: str, key: str) -> str:
         tokens = key.replace(",", " ").split()
         if any(t[0].isdigit() for t in tokens):
             tokens = [_STREET_ABBREVIATIONS.get(t.rstrip("."), t) for t in tokens]
-        elif len(tokens) >= 2:  # "byres rd" and "byres road": a street's type is its last word
+        elif len(tokens) >= 2 and tokens[-1].rstrip(".") not in ("st", "dr"):
+            # "byres rd" and "byres road": a street's type is its last word ("st" and "dr" without a
+            # house number may be a saint or a doctor)
             tokens[-1] = _STREET_ABBREVIATIONS.get(tokens[-1].rstrip("."), tokens[-1])
         return " ".join(tokens)
     if kind == "PERSON":

@@ -343,6 +343,7 @@ def test_lowercase_word_is_no_acronym() -> None:
 def test_street_type_abbreviation_without_number_is_one_street() -> None:
     assert canonical("LOCATION", "tolley rd") == canonical("LOCATION", "tolley road") == "tolley road"
     assert canonical("LOCATION", "st albans") == "st albans"  # "St" first is a saint, not a street
+    assert canonical("LOCATION", "mill st") == "mill st"  # without a number "st" may be a saint
 
 
 def test_postal_district_labelled_a_person_keeps_its_number() -> None:
