@@ -53,6 +53,7 @@ from .public import (
     PUBLIC_SERVICES,
     country_names,
     media_titles,
+    possessive_title_tail,
     public_mention,
     residence_before,
     work_context,
@@ -311,6 +312,9 @@ def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
     key = _key(entity.text)
     if _public_key(key, public):
         return True
+    tail = possessive_title_tail(entity.text, text[entity.end :])
+    if tail and _key(text[entity.start : entity.end + len(tail)]) in public:
+        return True  # "Schitt" of the public title "Schitt's Creek"
     words = key.split()
     raw_words = entity.text.split()
     if len(words) >= 2 and len(raw_words) == len(words):
@@ -562,6 +566,8 @@ def deidentify_records(
             if entity.kind == "LOCATION" and residence_before(text, entity.start):
                 if _key(entity.text) in countries:
                     redactors[pid].residences.add(_key(entity.text))
+            if entity.kind in _NAMED_KINDS:  # a trip's destination, unless a text anchors it to them
+                redactors[pid].note_place(_key(entity.text), text, entity.start, entity.end)
     # a shop or app used by millions is public for the participant, unless their texts tie it to
     # someone's work anywhere ("i work nights at tesco", "ana from glovo asked")
     for pid, _, text in jobs:

@@ -37,9 +37,12 @@ __all__ = [
     "work_context",
     "country_names",
     "media_titles",
+    "possessive_title_tail",
     "programming_languages",
     "public_mention",
     "residence_before",
+    "trip_destination",
+    "anchored_place",
 ]
 
 #: Widely used public platforms, services, institutions and teams: naming one identifies nobody.
@@ -86,7 +89,8 @@ BRANDS = frozenset(
 )
 _HOLIDAY = re.compile(
     r"^(?:(?:st\.?|saint)\s+\w+(?:'s)?\s+day|\w+(?:'s)?\s+(?:day|eve)|christmas|easter|thanksgiving|"
-    r"hogmanay|diwali|eid|hanukkah|ramadan|halloween|good\s+friday|new\s+year(?:'s)?|"
+    r"hogmanay|diwali|eid(?:\s+(?:al|ul|el)[- ]\w+)?|hanukkah|ramadan|halloween|good\s+friday|"
+    r"new\s+year(?:'s)?|"
     # festivals and holidays of many countries
     r"sinterklaas|koningsdag|midsummer|midsommar|holi|chuseok|seollal|lunar\s+new\s+year|tet|"
     r"songkran|nowruz|hanami|obon|carnaval|carnival|karneval|fasching|semana\s+santa|"
@@ -97,6 +101,35 @@ _HOLIDAY = re.compile(
     r"raksha\s+bandhan|mid-autumn(?:\s+festival)?|qingming|dragon\s+boat(?:\s+festival)?|"
     r"jamhuri|madaraka|mashujaa|heritage\s+day|freedom\s+day)$",
     re.IGNORECASE,
+)
+#: Last words of the names of public bodies, schemes and passes ("the Tenancy Tribunal", "the
+#: SuperGold Card", "the Jordan Pass", "Medicare Safety Net"): a programme, not a private party.
+_PROGRAMME_HEADS = frozenset(
+    "tribunal ombudsman scheme card pass visa allowance benefit pension net grant".split()
+)
+#: Last words of job titles ("Data Analyst", "Audit Senior", "Staff Nurse").
+_ROLE_NOUNS = frozenset(
+    """analyst engineer manager designer developer nurse teacher consultant director officer assistant
+    associate specialist coordinator administrator senior junior intern accountant auditor scientist
+    technician physiotherapist barista""".split()
+)
+#: "as a", "as an", "works as": a role follows; "@"/"at" + a capital after a title: its employer.
+_ROLE_BEFORE = re.compile(r"\b(?:as|an?)\s+$", re.IGNORECASE)
+_ROLE_AFTER = re.compile(r"^\s*(?:@|at\s+(?=[A-Z]))")
+
+
+def _private_word(words: list[str]) -> bool:
+    """True when a word is a known town (libphonenumber's geocoding names) that is no country:
+    "the Osaka Immigration Bureau" names the participant's town."""
+    from .detectors import place_names
+
+    towns = place_names() - country_names()
+    return any(w in towns for w in words)
+
+
+#: A company's legal form, last word of its name ("Ltd", "LLC", "GmbH"): alone it names no company.
+_LEGAL_FORM = re.compile(
+    r"(?:^|(?<=\s))(?:llc|l\.l\.c\.|llp|ltd\.?|inc\.?|plc|gmbh|pty\.?(?:\s+ltd\.?)?|corp\.?)$"
 )
 #: "St Patrick's" followed by " Day": the span stopped short of the holiday.
 _HOLIDAY_TAIL = re.compile(r"^(?:'s)?\s+(?:day|eve)\b", re.IGNORECASE)
@@ -110,9 +143,12 @@ _WORK_BEFORE = re.compile(
 )
 _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
-    r"finale|series|soundtrack|tickets)\b",
+    r"finale|series|soundtrack|tickets|settings|cards?|line|subscription|helpline|hotline|visas?|scheme|"
+    r"customer\s+(?:service|care)|service\s+cent(?:re|er))\b",
     re.IGNORECASE,
 )
+#: A customer's verb before a name: a bank, insurer or provider that serves the public.
+_CUSTOMER_BEFORE = re.compile(r"\b(?:banks?|banked|banking|insured|subscribed)\s+(?:with|to)\s+$", re.I)
 #: A sentence that ties a shop or app to someone's work: it may be their employer.
 _WORK_SENTENCE = re.compile(
     r"\b(?:work|works|working|worked|job|jobs|shifts?|nights|lates|employer|employed|colleagues?|boss|"
@@ -158,6 +194,13 @@ _EVENT_AFTER = re.compile(
     r"^(?:\s*(?:[,.;:!?)]|$)|\s+(?:break|holidays?|weekend|celebrations?|festivities|festival|eve)\b)",
     re.IGNORECASE,
 )
+#: A kind of service and "like"/"such as" before a name: an example of a public service
+#: ("a remittance center like Western Union", "apps such as Pixelgram").
+_SERVICE_LIKE_BEFORE = re.compile(
+    r"\b(?:cent(?:er|re)s?|services?|apps?|banks?|carriers?|airlines?|platforms?|sites?|websites?|"
+    r"providers?|brands?|chains?|retailers?|marketplaces?|networks?|operators?)\s+(?:like|such\s+as)\s+$",
+    re.IGNORECASE,
+)
 _MEDIA_LIKE_BEFORE = re.compile(rf"\b{_MEDIA_NOUN}s?\s+(?:like|such\s+as)\s+(?:the\s+)?$", re.IGNORECASE)
 #: Words around a programming language ("write Ruby and Go", "learning Rust", "a Python script").
 _CODE_CONTEXT = re.compile(
@@ -167,8 +210,10 @@ _CODE_CONTEXT = re.compile(
 )
 #: A make and a model number ("Mazda 3", "iPhone 15") or a vehicle after "drive(s) a".
 _MODEL_NUMBER_AFTER = re.compile(r"^\s+\d{1,4}\b(?!\s*(?:am|pm|%|st|nd|rd|th)\b)", re.IGNORECASE)
+#: A model code of capitals and digits after a make ("Vespa GTS300", "Panigale V4"), in its own case.
+_MODEL_CODE_AFTER = re.compile(r"^\s+[A-Z]{1,3}\d{1,4}\b(?!\s+\d[A-Z]{2}\b)")  # not "M20 3ED"
 _DRIVES_BEFORE = re.compile(
-    r"\b(?:drive|drives|driving|drove|bought|buy|buying|lease|leasing)\s+(?:a|an|the|my|our)\s+"
+    r"\b(?:drive|drives|driving|drove|ride|rides|riding|rode|bought|buy|buying|lease|leasing)\s+(?:a|an|the|my|our)\s+"
     r"(?:(?:19|20)\d\d\s+)?(?:(?:old|new|used|red|blue|black|white|silver|grey|gray)\s+)?$",
     re.IGNORECASE,
 )
@@ -237,6 +282,41 @@ def programming_languages() -> frozenset[str]:
     return frozenset(names)
 
 
+#: Words before a place that make it a trip's destination ("a trip to petra", "2 days in Wadi Rum",
+#: "flying to Lombok", "should I visit Siurana"), not where anyone lives ("visiting" is left out:
+#: "my in-laws are visiting Leeds" may name the participant's town).
+_TRIP_BEFORE = re.compile(
+    r"\b(?:trip|trips|holiday|holidays|vacation|getaway|honeymoon|flight|flights|fly|flying|flew|"
+    r"travel|travelling|traveling|hike|hiking|trek|trekking|visit|days|nights|itinerary|tour|"
+    r"layover|stopover|go\s+through|via)\s+(?:to\s+|in\s+|through\s+|for\s+|around\s+|at\s+)?"
+    r"(?:the\s+)?$",
+    re.IGNORECASE,
+)
+#: Words in a place's sentence that tie it to someone's home, family or work.
+_ANCHOR_SENTENCE = re.compile(
+    r"\b(?:live|lives|living|lived|moved|move|moving|based|home|address|born|raised|grew\s+up|hometown|"
+    r"from|parents|mum|mom|mother|father|dad|family|work|works|working|office|stay\s+with|staying\s+with|"
+    r"apartment|flat|near\s+us|neighbou?rhood|school|postcode|zip)\b",
+    re.IGNORECASE,
+)
+
+
+def trip_destination(text: str, start: int, end: int) -> bool:
+    """True when the words before a place make it a trip's destination ("a trip to Petra",
+    "two days in Wadi Rum") and nothing in its sentence ties it to a home, family or work.
+
+    >>> trip_destination("a trip to Petra in May", 10, 15), trip_destination("a trip home to Leeds", 14, 19)
+    (True, False)
+    """
+    return bool(_TRIP_BEFORE.search(text[:start])) and not anchored_place(text, start, end)
+
+
+def anchored_place(text: str, start: int, end: int) -> bool:
+    """True when a place's sentence ties it to someone's home, family or work ("lives in plagwitz,
+    leipzig", "my parents in Amman"), or the words before it make it a residence."""
+    return residence_before(text, start) or bool(_ANCHOR_SENTENCE.search(_sentence(text, start, end)))
+
+
 def residence_before(text: str, start: int) -> bool:
     """True when the words before ``start`` make the place a residence or workplace ("lives in")."""
     before = text[:start]
@@ -288,26 +368,47 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     previous = re.search(r"([\w'\u2019]+)\s+$", before)
     if previous and key in ("day", "eve") and _HOLIDAY.match(f"{previous.group(1).lower()} {key}"):
         return True  # "Mother's Day" with "Day" alone labelled
+    if _LEGAL_FORM.fullmatch(key) or (_LEGAL_FORM.search(key) and re.search(r"\ban?\s+$", before, re.I)):
+        return True  # "an LLC", "the LLC's account", "an Ohio LLC": a legal form, no company named
     employer = bool(_WORK_BEFORE.search(before))
     words = key.split()
     if not employer:
         if key in PUBLIC_ENTITIES or _agency(key, surface):
             return True
-        if len(words) >= 2 and _agency(words[0], surface.split()[0]) and kind != "PERSON":
+        if (
+            len(words) >= 2
+            and kind != "PERSON"
+            and (
+                _agency(words[0], surface.split()[0])
+                or (kind == "ORGANIZATION" and words[0] in PUBLIC_ENTITIES and surface.lstrip()[:1].isupper())
+            )
+        ):
             return True  # an agency's programme or service: "Medicare Safety Net", "CRA My Account"
         if words and words[0] in BRANDS and len(words) >= 2:
             return True
         if len(words) == 1 and key in BRANDS and (_DETERMINER_BEFORE.search(before) or after[:2] == "'s"):
             return True
-        if _PUBLIC_AFTER.match(after):
-            return True
-        model = len(words) == 1 and kind in (None, "ORGANIZATION") and _MODEL_NUMBER_AFTER.match(after)
+        if (
+            _PUBLIC_AFTER.match(after)
+            or _CUSTOMER_BEFORE.search(before)
+            or _SERVICE_LIKE_BEFORE.search(before)
+        ):
+            return True  # "the Pixelgram app", "in Pixelgram settings", "banks with Kestrel"
+        model = len(words) == 1 and (
+            (kind in (None, "ORGANIZATION") and _MODEL_NUMBER_AFTER.match(after))
+            or (kind in ("PERSON", "ORGANIZATION") and _MODEL_CODE_AFTER.match(after))
+        )
         if _DRIVES_BEFORE.search(before) or model:  # "Mazda 3", not "Karl-Heine-Straße 42"
             return True
         if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):
             return True
-    if _DESCRIBED_AS_MEDIA.match(after) or _MEDIA_LIKE_BEFORE.search(before):
-        return True
+    rest = after[len(possessive_title_tail(surface, after)) :]
+    if len(words) >= 2 and words[-1] in _PROGRAMME_HEADS and not _private_word(words[:-1]):
+        return True  # "the Tenancy Tribunal", "the SuperGold Card": a public body or programme
+    if words and words[-1] in _ROLE_NOUNS and (_ROLE_BEFORE.search(before) or _ROLE_AFTER.match(after)):
+        return True  # "works as a Data Analyst", "Audit Senior at …": a job title, no organisation
+    if _DESCRIBED_AS_MEDIA.match(rest) or _MEDIA_LIKE_BEFORE.search(before):
+        return True  # also "Schitt's Creek is a sitcom" with only "Schitt" labelled
     if surface.startswith("The ") and _LIKED_TITLE_BEFORE.search(before):
         return True
     head = _TITLE_PREFIX.search(before)
@@ -315,7 +416,28 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
         return True  # "Tears of the Kingdom", "Game of Thrones": the end of a title-case title
     if kind in ("ORGANIZATION", "LOCATION") and kind_hint_event(surface, before, after):
         return True
-    return not after.startswith("'s") and bool(_WORK_OF_ART_BEFORE.search(before))
+    if after.startswith("'s") and not possessive_title_tail(surface, after):
+        return False  # "watch Tom's recital": the person whose recital it is
+    return bool(_WORK_OF_ART_BEFORE.search(before))
+
+
+#: A possessive and capitalised words after a name: the rest of a title ("Schitt" + "'s Creek").
+_POSSESSIVE_TITLE_TAIL = re.compile(r"^['\u2019]s(?:\s+[A-Z][\w'\u2019-]*)+")
+_TITLE_TAIL = re.compile(r"^(?:\s+[A-Z][\w'\u2019-]*)+")
+
+
+def possessive_title_tail(surface: str, after: str) -> str:
+    """The capitalised words that continue a possessive name into a title ("'s Creek" after
+    "Schitt", " Anatomy" after "Grey's"), else "".
+
+    >>> possessive_title_tail("Schitt", "'s Creek is on"), possessive_title_tail("Tom", "'s recital")
+    ("'s Creek", '')
+    """
+    if re.search(r"['\u2019]s$", surface):
+        m = _TITLE_TAIL.match(after)
+    else:
+        m = _POSSESSIVE_TITLE_TAIL.match(after)
+    return m.group(0) if m else ""
 
 
 #: A capitalised word and "of (the)" right before a span, with no "the" before the word: the span

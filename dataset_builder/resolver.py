@@ -11,6 +11,8 @@ names in context (both used by :mod:`dataset_builder.deidentify`).
 
 from __future__ import annotations
 
+import functools
+import importlib
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -27,7 +29,7 @@ from .detectors import (
     resolve_overlaps,
 )
 from .entity_cues import _DETERMINER_BEFORE
-from .public import country_names
+from .public import anchored_place, country_names, trip_destination
 
 __all__ = ["ParticipantRedactor", "canonical"]
 
@@ -116,6 +118,45 @@ _ORG_NOUNS = frozenset(
 _COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
 
 
+#: Words that name the kind of a place, not another place: "Cebu City", "Lagos State", "the City of
+#: Cape Town", "Nashik Road".
+_PLACE_GENERIC = frozenset(
+    """city state province county district region municipality prefecture metro metropolitan area
+    greater town township of the road rd street st north south east west central upper lower""".split()
+)
+_OF_WORD = frozenset("of de du di da del des von".split())
+
+
+def _longer_form(key: str, longer: str) -> bool:
+    """True when the place ``longer`` is ``key`` with a house number before it ("14 elm rd" of
+    "elm rd") or words that name the kind of place ("cebu city", "city of cape town"); not a
+    bigger name ("jabal amman" of the known town "amman") nor a known town's postal district
+    ("dublin 2", unlike the street "karl-heine-straße 42"); a name that holds ``key`` after
+    "of"/"de" ("the mairie de montreuil") names it."""
+    if longer.endswith(f" {key}"):
+        extra = longer[: -len(key)].split()
+        return (
+            any(c.isdigit() for c in longer[: -len(key)])
+            or all(w in _PLACE_GENERIC for w in extra)
+            or extra[-1] in _OF_WORD
+            or key not in place_names()
+        )
+    rest = longer[len(key) :].split()
+    if len(rest) == 1 and re.fullmatch(r"\d{1,5}[a-z]?", rest[0]):
+        return key not in place_names()  # "karl-heine-straße 42", not the district "dublin 2"
+    return all(w in _PLACE_GENERIC for w in rest)
+
+
+def _abbreviates(short: str, long: str) -> bool:
+    """True when every word of ``short`` begins the word of ``long`` at its place, the first the
+    same and at least one shortened ("mwangaza prep" of "mwangaza preparatory school")."""
+    a, b = short.split(), long.split()
+    if len(a) > len(b) or a[0] != b[0]:
+        return False
+    pairs = list(zip(a, b, strict=False))
+    return all(len(x) >= 3 and y.startswith(x) for x, y in pairs[1:]) and any(x != y for x, y in pairs)
+
+
 def _fold(text: str) -> str:
     return "".join((unicodedata.normalize("NFKD", c)[:1] or c) for c in text).lower()
 
@@ -200,6 +241,10 @@ def canonical(kind: str, key: str) -> str:
         tokens = key.replace(",", " ").split()
         if any(t[0].isdigit() for t in tokens):
             tokens = [_STREET_ABBREVIATIONS.get(t.rstrip("."), t) for t in tokens]
+        elif len(tokens) >= 2 and tokens[-1].rstrip(".") not in ("st", "dr"):
+            # "byres rd" and "byres road": a street's type is its last word ("st" and "dr" without a
+            # house number may be a saint or a doctor)
+            tokens[-1] = _STREET_ABBREVIATIONS.get(tokens[-1].rstrip("."), tokens[-1])
         return " ".join(tokens)
     if kind == "PERSON":
         return _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
@@ -226,6 +271,8 @@ class ParticipantRedactor:
     counters: Counter[str] = field(default_factory=Counter)
     placeholders: dict[tuple[str, str], str] = field(default_factory=dict)
     mentions: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: How many spans named each ``(kind, key)`` (NER's majority label for a name it labels twice).
+    seen: Counter[tuple[str, str]] = field(default_factory=Counter)
     aliases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     surfaces: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
     #: Which detectors named each ``(kind, key)`` (context-cued evidence outweighs NER's label).
@@ -235,11 +282,24 @@ class ParticipantRedactor:
     #: Place keys seen right after a place preposition or a comma ("in Fitzroy", "Smith St, Fitzroy").
     placed: set[str] = field(default_factory=set)
     kept_countries: set[str] = field(default_factory=set)
+    #: How often the participant's texts name each place as a trip's destination ("a trip to Petra").
+    destinations: Counter[str] = field(default_factory=Counter)
+    #: Names some text ties to a home, family or work ("lives in plagwitz, leipzig").
+    anchored: set[str] = field(default_factory=set)
     #: ``(nickname key, full-name key)`` pairs the texts tie together ("Jakub 'Kuba' Nowak").
     nicknames: set[tuple[str, str]] = field(default_factory=set)
     _active: dict[tuple[str, str], str] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
     _resolved: bool = False
+
+    def note_place(self, key: str, text: str, start: int, end: int) -> None:
+        """Record whether this mention of ``key`` names a trip's destination or a place tied to
+        someone's home, family or work (see :meth:`resolve`)."""
+        if trip_destination(text, start, end):
+            self.destinations[key] += 1
+        elif anchored_place(text, start, end):
+            self.anchored.add(key)
+        self._resolved = False
 
     def learn(self, entities: Sequence[Entity]) -> None:
         """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
@@ -251,6 +311,7 @@ class ParticipantRedactor:
                 continue
             if (entity.kind, key) not in self.mentions:
                 self.mentions[(entity.kind, key)] = entity.text
+            self.seen[(entity.kind, key)] += 1
             if entity.source not in self.evidence[(entity.kind, key)]:
                 self.evidence[(entity.kind, key)].add(entity.source)
                 self._resolved = False
@@ -288,10 +349,24 @@ class ParticipantRedactor:
         streets = {
             re.sub(r"^\d+[a-z]?\s+|\s+\d+[a-z]?$", "", key) for kind, key in cued if kind == "LOCATION"
         }
+        people = {key for kind, key in self.mentions if kind == "PERSON" and " " not in key}
         for (kind, key), surface in self.mentions.items():
             if kind in _NAMED_KINDS and (kind, key) not in cued:
                 others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
                 if others or (kind != "PERSON" and key in person_parts):
+                    continue
+                if kind != "PERSON" and (
+                    _HONORIFIC_AFTER.search(key)
+                    or (surface.islower() and " " in key and key.split()[0] in people and "'" not in key)
+                ):  # "tanaka-san"; "kunle bakare" in lowercase writing beside the person "kunle"
+                    active.setdefault(("PERSON", key), surface)
+                    continue
+                rivals = [k for k in kinds_of[key] if k != kind and (k, key) not in cued]
+                if (
+                    rivals
+                    and kind == "ORGANIZATION"
+                    and all(self.seen[(k, key)] > self.seen[(kind, key)] for k in rivals)
+                ):  # NER's one "joão's" organisation beside its three "João" people
                     continue
                 if (
                     kind != "LOCATION"
@@ -348,16 +423,25 @@ class ParticipantRedactor:
             if len(owners) == 1 and ("PERSON", token) not in self._active:
                 self.aliases[("PERSON", token)] = ("PERSON", next(iter(owners)))
         # organisations: a token prefix of one longer name; places: a token suffix (street of an address)
+        # (a place is no street of a longer name without a house number, "Jabal Amman" beside
+        # "Amman", nor the town of its postal district or numbered address, "Dublin 2")
         for kind in ("ORGANIZATION", "LOCATION"):
             keys = sorted(by_kind[kind], key=len, reverse=True)
             for key in keys:
                 longer = [
                     o
                     for o in keys
-                    if len(o) > len(key) and (o.startswith(f"{key} ") or o.endswith(f" {key}"))
+                    if len(o) > len(key)
+                    and (o.startswith(f"{key} ") or o.endswith(f" {key}"))
+                    and (kind == "ORGANIZATION" or _longer_form(key, o))
                 ]
                 if len(longer) == 1 and len(key) >= 3:
                     self.aliases[(kind, key)] = (kind, longer[0])
+                elif kind == "ORGANIZATION" and not longer and len(key.split()) > 1:
+                    # "Mwangaza Prep" beside "Mwangaza Preparatory School": each word begins one
+                    abbreviated = [o for o in keys if o != key and _abbreviates(key, o)]
+                    if len(abbreviated) == 1:
+                        self.aliases[(kind, key)] = (kind, abbreviated[0])
         # "Mercy General Hospital" is also called "Mercy General": drop a generic last noun
         for key in by_kind["ORGANIZATION"]:
             tokens = key.split()
@@ -367,6 +451,7 @@ class ParticipantRedactor:
                 and ("ORGANIZATION", " ".join(tokens[:-1])) not in self._active
             ):
                 self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
+        self._join_acronyms(by_kind)
         self._join_spellings(by_kind)
         for kind, key in [*self._active, *self.aliases]:
             self.surfaces.setdefault(key, set()).add((kind, key))
@@ -388,8 +473,50 @@ class ParticipantRedactor:
             and key not in self.residences
             and {k for k, _ in self.surfaces.get(key, ())} == {"LOCATION"}
         }
+        # a place named as a trip's destination ("a trip to Petra", "2 days in Wadi Rum"), talked
+        # about again, and never tied to a home, family or work identifies nobody: kept, like a
+        # country (named once, "a trip to Don Benito" may be a family visit the text leaves unsaid)
+        self.kept_countries |= {
+            key
+            for kind, key in self._active
+            if kind == "LOCATION"
+            and self.destinations[key] >= 1
+            and self.destinations[key] + sum(self.seen[(k, key)] for k in _NAMED_KINDS) >= 3
+            and key not in self.anchored
+            and (kind, key) not in self.aliases
+            and not any(a == ("LOCATION", key) for a in self.aliases.values())
+            and {k for k, _ in self.surfaces.get(key, ())} == {"LOCATION"}
+            and not (self.evidence[(kind, key)] & _CUED_SOURCES)
+        }
         self._gazetteer = None
         self._resolved = True
+
+    def _join_acronyms(self, by_kind: dict[str, list[str]]) -> None:
+        """Alias an acronym written in capitals to the one organisation or place it abbreviates: the
+        initials of its words ("TTSH" of "Tan Tock Seng Hospital", "SA" of "San Antonio") or, for
+        three letters, the start of one place's single-word name ("AMM" of "Amman")."""
+        named = [
+            (kind, key)
+            for kind in ("ORGANIZATION", "LOCATION")
+            for key in by_kind[kind]
+            if (kind, key) not in self.aliases
+        ]
+        for kind in ("ORGANIZATION", "LOCATION", "PERSON"):
+            for key in by_kind[kind]:
+                surface = self.mentions.get((kind, key), "")
+                if (kind, key) in self.aliases or not re.fullmatch(r"[A-Z]{2,5}", surface):
+                    continue
+                targets = {
+                    (k, o)
+                    for k, o in named
+                    if o != key
+                    and (
+                        "".join(w[0] for w in o.split() if w not in ("of", "the", "de", "and")) == key
+                        or (k == "LOCATION" and len(key) == 3 and " " not in o and o.startswith(key))
+                    )
+                }
+                if len(targets) == 1:
+                    self.aliases[(kind, key)] = next(iter(targets))
 
     def _join_spellings(self, by_kind: dict[str, list[str]]) -> None:
         """Alias the spellings of one identifier (:func:`canonical`), a person's names in another
@@ -440,6 +567,21 @@ class ParticipantRedactor:
         for keys in by_tokens.values():
             for key in keys[1:]:
                 join(("PERSON", key), ("PERSON", keys[0]))
+        # "Lari Nogueira" beside "Larissa Nogueira": one family name, a first name that begins the other
+        for key in people:
+            tokens = key.split()
+            if len(tokens) != 2 or len(tokens[0]) < 3:
+                continue
+            fuller = [
+                o
+                for o in people
+                if len(o.split()) == 2
+                and o.split()[1] == tokens[1]
+                and o.split()[0].startswith(tokens[0])
+                and len(o.split()[0]) >= len(tokens[0]) + 2
+            ]
+            if len(fuller) == 1:
+                join(("PERSON", key), ("PERSON", fuller[0]))
         for nick, full in self.nicknames:
             if ("PERSON", full) in self._active or ("PERSON", full) in self.aliases:
                 for key in {nick, canonical("PERSON", nick)}:
@@ -604,7 +746,7 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     strong = [p for p in patterns if p.source in _STRONG_SOURCES]
     weak = [p for p in patterns if p.source not in _STRONG_SOURCES]
     kept: list[Entity] = []
-    for entity in ner:
+    for entity in (piece for whole in ner for piece in _span_pieces(whole, text)):
         modal = _MODAL.match(entity.text)
         if modal and public_mention(
             entity.text[modal.end() :], text, entity.start + modal.end(), entity.end, kind=entity.kind
@@ -637,11 +779,120 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     return resolve_overlaps(named)
 
 
+#: Languages whose spaCy stop words mark where a run-on named-entity span stops ("jörg und ich …").
+_STOP_LANGUAGES = ("de", "fr", "es", "pt", "it", "nl", "pl", "tr", "sv", "da", "ro")
+#: Particles inside names ("Lagoa da Conceição", "van der Berg", "Frankfurt am Main"): never a cut.
+_NAME_PARTICLES = frozenset(
+    "de da do dos das del della di du des van von der den ter la le el al bin ibn am an of the y e st".split()
+)
+#: Separators no name spans: a line break, a bar, a middle dot, an arrow, a spaced dash.
+_SPAN_BREAK = re.compile(r"\s*(?:\n|\||·|→|\s[—–]\s)\s*")
+
+
+@functools.lru_cache(maxsize=1)
+def _foreign_stop_words() -> frozenset[str]:
+    """Stop words of :data:`_STOP_LANGUAGES` from spaCy's language data (empty without spaCy),
+    less name particles and everyday-word first names."""
+    words: set[str] = set()
+    for lang in _STOP_LANGUAGES:
+        try:
+            module = importlib.import_module(f"spacy.lang.{lang}.stop_words")
+        except ImportError:
+            continue
+        words |= {w for w in module.STOP_WORDS if w.isalpha()}
+    return frozenset(words - _NAME_PARTICLES - _COMMON_WORD_NAMES)
+
+
+def _span_pieces(entity: Entity, text: str) -> list[Entity]:
+    """A named-entity span cut where no name runs: at a line break, "|", "·", "→" or a spaced dash
+    ("Barcelona\\nPhone", "Deloitte | ACA"), at " & " between places ("Surulere & Yaba"), and, in
+    lowercase writing, before a function word that follows the first word ("jörg und ich wollen
+    am" → "jörg", "emre wird" → "emre"); a capitalised span loses the lowercase words after its last
+    capitalised word ("Kuba nas odbiera z lotniska" → "Kuba"), a person's span its trailing
+    number ("Omar 10") and a town its postcode ("Seoul 04007"). Pieces that hold no letter, and
+    lowercase pieces of a capitalised span, are dropped."""
+    if entity.kind not in _NAMED_KINDS or entity.source != "ner":
+        return [entity]
+    breaks = _SPAN_BREAK if entity.kind != "LOCATION" else re.compile(rf"{_SPAN_BREAK.pattern}|\s+&\s+")
+    pieces: list[Entity] = []
+    cursor = 0
+    segments = []
+    for m in breaks.finditer(entity.text):
+        segments.append((cursor, m.start()))
+        cursor = m.end()
+    segments.append((cursor, len(entity.text)))
+    stops = _foreign_stop_words() | _stop_words()
+    cased = any(w[:1].isupper() for w in entity.text.split())
+    for s0, s1 in segments:
+        words = list(re.finditer(r"\S+", entity.text[s0:s1]))
+        if not words or (cased and not any(w.group(0)[:1].isupper() for w in words)):
+            continue  # "Deloitte | ACA | open": a lowercase piece of a capitalised span
+        bare = [w.group(0).lower().strip(",.;:!?()\"'") for w in words]
+        keep = len(words)
+        if any(w.group(0)[:1].isupper() for w in words):
+            while keep > 1 and words[keep - 1].group(0).islower():
+                keep -= 1  # "Kuba nas odbiera z lotniska": the words after the capitalised name
+        first = 0
+        while (
+            first < keep - 1
+            and words[first].group(0).islower()
+            and bare[first] in stops
+            and bare[first] not in _NAME_PARTICLES
+            and (entity.kind != "PERSON" or bare[first] in _stop_words())
+        ):
+            first += 1  # "o joão …", "w karim": a function word before the name
+        for i in range(first + 1, keep):
+            if (
+                words[i].group(0).islower()
+                and bare[i] in stops
+                and not (i + 1 < len(words) and words[i + 1].group(0)[:1].isupper())
+            ):
+                keep = i
+                break
+        if entity.kind == "PERSON":
+            while (
+                keep > 1
+                and words[keep - 1].group(0).isdigit()
+                and _fold(" ".join(bare[first : keep - 1])) not in place_names()
+            ):
+                keep -= 1  # "Omar 10", not the postal district "Dublin 2" NER calls a person
+        elif (
+            entity.kind == "LOCATION"
+            and keep > 1
+            and re.fullmatch(r"\d{4,6}", words[keep - 1].group(0))
+            and re.fullmatch(r"[^\W\d_]{3,}", words[keep - 2].group(0))
+        ):
+            keep -= 1  # "Seoul 04007": the town and its postcode are two places
+        start = entity.start + s0 + words[first].start()
+        end = entity.start + s0 + words[keep - 1].end()
+        surface = text[start:end].rstrip(" ,.;:!?")
+        if not re.search(r"[^\W\d_]", surface):
+            continue
+        pieces.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
+    return pieces
+
+
 #: A school year or class ("Grade 2", "Year 10", "Form 4", "Primary 5", "Std 8").
 _SCHOOL_YEAR = re.compile(r"(?i)^(?:grade|year|class|form|standard|std|primary|kindergarten)\s*-?\d{1,2}$")
 #: A saint's title right before a name: the saint (and the saint's day), not the participant's
 #: relative who shares the name.
 _SAINT_BEFORE = re.compile(r"\b(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\.?)\s+$", re.IGNORECASE)
+#: A person's span that starts with a saint's title ("Sant Jordi"): the saint or the saint's day.
+_SAINT_START = re.compile(r"^(?:sant|san|santa|sao|são|sankt|saint|st\.?|ste\.?)\s+\w", re.IGNORECASE)
+
+
+_LABEL_LINE = re.compile(r"^[ \t]*([A-Z\u00c0-\u00de][^\n:]{0,30}?)[ \t]*:[ \t]*\S", re.MULTILINE)
+
+
+def _form_label(text: str, start: int, end: int) -> bool:
+    """True for a span that starts a line and ends at a colon in a form: three or more lines of the
+    text start with a different "Label:" ("Domicilio: …\nTeléfono: …\nAllergies: none"). A name
+    that labels two lines (a chat transcript's speaker) is no form label."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip() or not re.match(r"[ \t]*:", text[end:]):
+        return False
+    labels = Counter(m.group(1).strip() for m in _LABEL_LINE.finditer(text))
+    return len(labels) >= 3 and labels[text[line_start:end].strip()] == 1
 
 
 def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | None = None) -> bool:
@@ -654,9 +905,11 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
     """
     if public_mention(surface, text, start, end, kind=kind) or _COMPOUND_TITLE.search(surface):
         return False
+    if _form_label(text, start, end):
+        return False  # "Allergies: none" in a filled-in form: a field's label, not a name
     if _SCHOOL_YEAR.match(surface.strip()):
         return False  # "Grade 2", "Year 10", "Form 4": a school year, not a place or a name
-    if kind == "PERSON" and _SAINT_BEFORE.search(text[:start]):
+    if kind == "PERSON" and (_SAINT_BEFORE.search(text[:start]) or _SAINT_START.match(surface)):
         return False  # "Sant Jordi", "São João", "Sankt Martin": a saint or the saint's day
     if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
         start > 0 and text[start - 1] == "-"
