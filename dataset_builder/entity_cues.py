@@ -27,6 +27,7 @@ from .detectors import RELATION_WORDS, Entity, place_names
 from .public import public_mention
 
 __all__ = [
+    "NEVER_NAMES",
     "find_context_entities",
     "find_address_parts",
     "find_appositive_people",
@@ -37,6 +38,7 @@ __all__ = [
     "find_job_organisations",
     "find_listed_people",
     "find_lowercase_people",
+    "find_named_people",
     "find_nicknames",
     "find_signed_people",
     "find_venues",
@@ -62,6 +64,8 @@ try:  # spaCy's English stop words (326), when spaCy is installed
 except ImportError:  # pragma: no cover - spaCy ships with the [local] extra
     _SPACY_STOP_WORDS = set()
 _NEVER = _NEVER | frozenset(_SPACY_STOP_WORDS)
+#: The words above, for other modules: never a name on their own.
+NEVER_NAMES = _NEVER
 _JOB = (
     r"(?:works?|working|worked|job|jobs|shifts?|nights|lates|interns?|interning|employed|dev|developer|"
     r"engineer|nurse|teacher|analyst|designer|manager|consultant|cashier|barista|lecturer|researcher|"
@@ -180,7 +184,8 @@ def _person(text: str, start: int, end: int) -> Entity | None:
 _PERSONAL_AFTER_POSSESSIVE = (
     r"(?:birthday|bday|wedding|engagement|party|graduation|baby\s+shower|hen\s+do|stag\s+do|funeral|"
     r"retirement|leaving\s+do|mum|mom|dad|parents|husband|wife|partner|boyfriend|girlfriend|kids|son|"
-    r"daughter|sister|brother|family|new\s+job|new\s+flat|new\s+house|flat|house|place|\d{1,3}(?:st|nd|rd|th))"
+    r"daughter|sister|brother|family|new\s+job|new\s+flat|new\s+house|flat|house|place|\d{1,3}(?:st|nd|rd|th)|"
+    r"school|teacher|class|nursery|portfolio|anniversary|christening|visa|passport)"
 )
 _POSSESSIVE_PERSON = re.compile(
     rf"(?<![\w'-])(?P<v>[a-z\u00c0-\u024f][\w\u00c0-\u024f-]+)['\u2019]s\s+{_PERSONAL_AFTER_POSSESSIVE}\b"
@@ -218,6 +223,37 @@ def find_lowercase_people(text: str) -> list[Entity]:
             if public_mention(word, text, m.start("v"), m.end("v")):
                 continue
             found.append(Entity(m.start("v"), m.end("v"), "PERSON", word, "personcue"))
+    return found
+
+
+#: A person's name given as such: "user's name is sneha kulkarni", "my wife's maiden name was X".
+_NAME_IS = re.compile(
+    rf"(?:\b(?:my|his|her|their|our|your)|\b(?:user|{RELATION_WORDS})['\u2019]s)\s+"
+    r"(?:(?:full|first|last|family|maiden|real|legal|middle|married)\s+)?name\s+(?:is|was)\s+"
+    r"(?P<v>[^\W\d_][\w'\u2019\u00c0-\u024f-]*(?:\s+[^\W\d_][\w'\u2019\u00c0-\u024f-]*){0,3})",
+    _I,
+)
+
+
+def find_named_people(text: str) -> list[Entity]:
+    """The name after "<someone>'s name is" ("user's name is sneha kulkarni", "my full name is
+    Tolulope Adeyemi"), in any case, up to four words, stopping at a word that is no name ("is",
+    "and", "from"); not after a pet's or a business's "name is"."""
+    found = []
+    for m in _NAME_IS.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        kept = []
+        for w in words:
+            if w.group(0).lower() in _NEVER:
+                break
+            kept.append(w)
+        if not kept:
+            continue
+        start, end = m.start("v") + kept[0].start(), m.start("v") + kept[-1].end()
+        surface = text[start:end].rstrip(".,;:!?)'\u2019")
+        if len(surface) < 2:
+            continue
+        found.append(Entity(start, start + len(surface), "PERSON", surface, "personcue"))
     return found
 
 
@@ -569,6 +605,7 @@ def find_context_entities(text: str) -> list[Entity]:
     return [
         *find_job_organisations(text),
         *find_cued_people(text),
+        *find_named_people(text),
         *find_venues(text),
         *find_features(text),
         *find_institutions(text),
