@@ -46,7 +46,7 @@ from mirage_bench.structs import field_values
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import NEVER_NAMES, extend_place_parts, find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
-from .lexical import extend_known_names, rare_word_test, truecased_entities
+from .lexical import extend_known_names, find_rare_places, rare_word_test, truecased_entities
 from .preferences import RawPreferenceRecord
 from .public import (
     PUBLIC_AGENCIES,
@@ -651,7 +651,8 @@ def deidentify_records(
         if slot:
             known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
             extended = extend_known_names(text, detected[slot], known, rare, stop=NEVER_NAMES)
-            redactors[pid].learn([e for e in extended if e.source == "namepart"])
+            extended = find_rare_places(text, extended, rare, stop=NEVER_NAMES)
+            redactors[pid].learn([e for e in extended if e.source in ("namepart", "rareplace")])
             detected[slot] = extended
 
     results: dict[str, DeidentifiedRecord] = {}

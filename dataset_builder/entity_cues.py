@@ -30,6 +30,7 @@ __all__ = [
     "NEVER_NAMES",
     "extend_place_parts",
     "find_called_organisations",
+    "find_clubs",
     "find_context_entities",
     "find_address_parts",
     "find_appositive_people",
@@ -517,6 +518,29 @@ _CALLED = re.compile(
 )
 
 
+#: A sports club by its suffix, in any case ("plays with team kitahama fc", "Brenzow Athletic AFC").
+_CLUB = re.compile(
+    r"(?<![\w'-])(?P<v>(?:(?-i:[A-Z\u00c0-\u00de])[\w\u00c0-\u024f-]+\s+)?[^\W\d_][\w\u00c0-\u024f-]+\s+"
+    r"(?:fc|afc|rfc))\b",
+    _I,
+)
+
+
+def find_clubs(text: str) -> list[Entity]:
+    """A sports club named with its suffix ("team kitahama fc" → "kitahama fc"): the word before
+    the suffix, and a capitalised word before that; not a word that is never a name ("my RFC")."""
+    found = []
+    for m in _CLUB.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))[:-1]
+        while words and words[0].group(0).lower() in _NEVER:
+            words.pop(0)
+        if not words or any(w.group(0).lower() in _NEVER for w in words):
+            continue
+        start = m.start("v") + words[0].start()
+        found.append(Entity(start, m.end("v"), "ORGANIZATION", text[start : m.end("v")], "orgcue"))
+    return found
+
+
 def find_called_organisations(text: str) -> list[Entity]:
     """The name of a business or group after "called"/"named" ("a side business called tolu's
     kitchen"), stopping at a word that is never a name: up to four capitalised words, or two in
@@ -713,6 +737,7 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_signed_people(text),
         *find_greeted_people(text),
         *find_called_organisations(text),
+        *find_clubs(text),
         *find_address_parts(text),
         *find_listed_people(text),
     ]

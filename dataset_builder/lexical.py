@@ -36,6 +36,7 @@ from .detectors import Entity, Recognizer
 
 __all__ = [
     "extend_known_names",
+    "find_rare_places",
     "rare_word_test",
     "truecased",
     "truecased_entities",
@@ -219,4 +220,30 @@ def extend_known_names(
             continue
         result = [e for e in result if e not in inside]
         result.append(Entity(start, end, "PERSON", text[start:end], "namepart"))
+    return sorted(result, key=lambda e: (e.start, e.end))
+
+
+#: A place preposition before a lowercase word ("in kilimani", "near umeda", "around yaba").
+_PLACE_BEFORE = re.compile(
+    r"\b(?:in|near|around|outside|across|towards|nearby)\s+"
+    r"(?P<v>[a-z\u00df-\u024f][a-z\u00df-\u024f'\u2019]*(?:-[a-z\u00df-\u024f]+)*)(?![\w@/]|\.\w)"
+)
+
+
+def find_rare_places(
+    text: str, entities: list[Entity], rare: Callable[[str], bool], *, stop: frozenset[str] = frozenset()
+) -> list[Entity]:
+    """``entities`` plus the rare lowercase words after a place preposition in a lowercase text
+    ("a party at home in kilimani"), as places; not a word another span covers."""
+    if not writes_lowercase(text):
+        return entities
+    result = list(entities)
+    for m in _PLACE_BEFORE.finditer(text):
+        base = _base(m.group("v"))
+        start, end = m.start("v"), m.start("v") + len(base)
+        if len(base) < 4 or base in stop or not rare(base):
+            continue
+        if any(e.start < end and e.end > start for e in result):
+            continue
+        result.append(Entity(start, end, "LOCATION", base, "rareplace"))
     return sorted(result, key=lambda e: (e.start, e.end))

@@ -15,12 +15,14 @@ from dataset_builder.detectors import Entity
 from dataset_builder.entity_cues import (
     extend_place_parts,
     find_called_organisations,
+    find_clubs,
     find_greeted_people,
     find_lowercase_people,
     find_named_people,
 )
 from dataset_builder.lexical import (
     extend_known_names,
+    find_rare_places,
     rare_word_test,
     truecased,
     truecased_entities,
@@ -319,3 +321,28 @@ def test_extend_place_parts() -> None:
     place = Entity(13, 20, "LOCATION", "vimbeku", "ner")
     other = Entity(57, 64, "ORGANIZATION", "project", "ner")
     assert [e.text for e in extend_place_parts(text, [place, other])] == ["vimbeku phase 2", "project"]
+
+
+@pytest.mark.parametrize(
+    ("text", "club"),
+    [
+        ("user plays futsal on thursdays with team zarutho fc.", "zarutho fc"),
+        ("we watched Brenzow Athletic AFC lose again", "Brenzow Athletic AFC"),
+    ],
+)
+def test_clubs(text: str, club: str) -> None:
+    assert [(e.kind, e.text) for e in find_clubs(text)] == [("ORGANIZATION", club)]
+
+
+@pytest.mark.parametrize("text", ["my RFC is on the form", "filing with RFC numbers", "he joined a fc"])
+def test_clubs_negatives(text: str) -> None:
+    assert find_clubs(text) == []
+
+
+def test_find_rare_places_after_a_place_preposition() -> None:
+    text = "party ideas at home in vimbeku? we live near kitchen st"
+    found = find_rare_places(text, [], _rare)
+    assert [(e.kind, e.text) for e in found] == [("LOCATION", "vimbeku")]
+    assert find_rare_places("We live in vimbeku.", [], _rare) == []  # a writer who capitalises
+    person = Entity(23, 30, "PERSON", "vimbeku", "ner")
+    assert find_rare_places(text, [person], _rare) == [person]
