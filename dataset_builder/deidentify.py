@@ -44,7 +44,7 @@ from typing import Literal
 from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
-from .entity_cues import NEVER_NAMES, extend_place_parts, find_nicknames
+from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
 from .lexical import extend_known_names, find_rare_places, rare_word_test, truecased_entities
 from .preferences import RawPreferenceRecord
@@ -468,6 +468,14 @@ def _weak_ner(
     )
 
 
+def _jobs_by_participant(jobs: Sequence[tuple[str, str, str]]) -> dict[str, list[tuple[str, str, str]]]:
+    """The ``(participant, slot, text)`` jobs grouped by participant."""
+    grouped: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for job in jobs:
+        grouped[job[0]].append(job)
+    return grouped
+
+
 def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
     """The raw published-field texts of a record as ``(field name, text)``, memories indexed."""
     texts = [("query", record.query)]
@@ -646,6 +654,20 @@ def deidentify_records(
         )
         if slot:
             detected[slot] = extend_place_parts(text, entities)
+    # the label of a participant's own web address, written as a name elsewhere ("for Crumbhaus")
+    labels = {
+        pid: domain_labels(
+            [e.text for _, slot, _ in jobs_of for e in detected.get(slot, []) if e.kind == "URL"]
+        )
+        - PUBLIC_ENTITIES
+        - PUBLIC_SERVICES
+        - public[pid]
+        for pid, jobs_of in _jobs_by_participant(jobs).items()
+    }  # not a platform's own name ("github.com/ana" names ana, not github)
+    for pid, slot, text in jobs:
+        if slot:
+            detected[slot] = find_domain_names(text, detected[slot], labels[pid])
+            redactors[pid].learn([e for e in detected[slot] if e.source == "domain"])
     rare = rare_word_test(recognizer)
     for pid, slot, text in jobs if rare is not None else ():  # "denise okonkwo" beside a known "Denise"
         if slot:

@@ -22,16 +22,19 @@ de-identifier can weigh them against the NER model's labels.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .detectors import RELATION_WORDS, Entity, place_names
 from .public import public_mention
 
 __all__ = [
     "NEVER_NAMES",
+    "domain_labels",
     "extend_place_parts",
     "find_called_organisations",
     "find_clubs",
     "find_context_entities",
+    "find_domain_names",
     "find_address_parts",
     "find_appositive_people",
     "find_cued_people",
@@ -539,6 +542,36 @@ def find_clubs(text: str) -> list[Entity]:
         start = m.start("v") + words[0].start()
         found.append(Entity(start, m.end("v"), "ORGANIZATION", text[start : m.end("v")], "orgcue"))
     return found
+
+
+def domain_labels(urls: Sequence[str]) -> set[str]:
+    """The distinctive labels of private web addresses ("crumbhaus.shop" → "crumbhaus",
+    "https://www.zaru-pantry.co.uk/menu" → "zaru-pantry"): five letters or more, not "www"."""
+    labels = set()
+    for url in urls:
+        host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", url.strip().lower()).split("/")[0].split("@")[-1]
+        parts = [p for p in host.split(".") if p and p != "www"]
+        if len(parts) >= 2:
+            label = parts[0]
+            if len(label) >= 5 and re.fullmatch(r"[a-z][a-z0-9-]*", label) and label not in _NEVER:
+                labels.add(label)
+    return labels
+
+
+def find_domain_names(text: str, entities: list[Entity], labels: set[str]) -> list[Entity]:
+    """``entities`` plus the words that are the label of one of the participant's own web
+    addresses ("liability for Crumbhaus;" beside "crumbhaus.shop"), as organisations; not inside
+    another span (the address itself)."""
+    if not labels:
+        return entities
+    pattern = re.compile(
+        r"(?<![\w.@/-])(?:" + "|".join(re.escape(x) for x in sorted(labels)) + r")(?![\w@/-]|\.\w)", _I
+    )
+    result = list(entities)
+    for m in pattern.finditer(text):
+        if not any(e.start < m.end() and e.end > m.start() for e in result):
+            result.append(Entity(m.start(), m.end(), "ORGANIZATION", m.group(0), "domain"))
+    return sorted(result, key=lambda e: (e.start, e.end))
 
 
 def find_called_organisations(text: str) -> list[Entity]:

@@ -15,9 +15,9 @@ vector in ``en_core_web_md`` (514k keys; "okonkwo", "ikeja", "tolulope" have non
 * :func:`extend_known_names` — a person the participant's texts already name, followed by a rare
   lowercase word, is that person's full name ("denise okonkwo" where "Denise" is known).
 
-Measured on the eight planted corpora in ``tests/fixtures/dataset/`` (docs/deidentification.md);
-``wordfreq``'s Zipf frequency as the rarity test instead found the same identifiers and lost more
-must-keep phrases, so it is not used.
+On the eight planted corpora in ``tests/fixtures/dataset/``, ``wordfreq``'s Zipf frequency (below
+3) as the rarity test found the same identifiers as the vocabulary and lost more must-keep phrases
+("scones", "sourdough" and "chama" are rare words there), so it is not used.
 
 >>> truecased("user's manager is denise okonkwo.", lambda w: w in {"denise", "okonkwo"})
 "user's manager is Denise Okonkwo."

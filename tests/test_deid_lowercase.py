@@ -13,9 +13,11 @@ import pytest
 from dataset_builder.deidentify import deidentify_records
 from dataset_builder.detectors import Entity
 from dataset_builder.entity_cues import (
+    domain_labels,
     extend_place_parts,
     find_called_organisations,
     find_clubs,
+    find_domain_names,
     find_greeted_people,
     find_lowercase_people,
     find_named_people,
@@ -346,3 +348,32 @@ def test_find_rare_places_after_a_place_preposition() -> None:
     assert find_rare_places("We live in vimbeku.", [], _rare) == []  # a writer who capitalises
     person = Entity(23, 30, "PERSON", "vimbeku", "ner")
     assert find_rare_places(text, [person], _rare) == [person]
+
+
+def test_domain_labels_and_names() -> None:
+    labels = domain_labels(["zarupantry.shop", "https://www.brenzow-bakes.co.uk/menu", "abc.io", "mail.com"])
+    assert labels == {"zarupantry", "brenzow-bakes"}
+    text = "Orders for Zarupantry go through zarupantry.shop; brenzow-bakes too."
+    url = Entity(
+        text.index("zarupantry.shop"), text.index("zarupantry.shop") + 15, "URL", "zarupantry.shop", "pattern"
+    )
+    found = find_domain_names(text, [url], labels)
+    assert [(e.kind, e.text) for e in found] == [
+        ("ORGANIZATION", "Zarupantry"),
+        ("URL", "zarupantry.shop"),
+        ("ORGANIZATION", "brenzow-bakes"),
+    ]
+    assert find_domain_names("no labels here", [], set()) == []
+
+
+def test_deidentify_redacts_a_private_domain_label_but_not_a_platform() -> None:
+    record = raw_preference_record(
+        query="i sell my cakes through zarupantry.shop, and my code is on github.com/okalanga",
+        retrieved_memories=["user pushes to github every day."],
+        response_with_memory="Zarupantry could add a pre-order page; your github profile can link it.",
+        response_without_memory="Add a pre-order page to the shop.",
+    )
+    [result] = deidentify_records([record], FixedNer({}))
+    published = " ".join(str(v) for v in result.published_fields().values())
+    assert "Zarupantry" not in published and "zarupantry" not in published
+    assert "github profile" in published and "pushes to github" in published
