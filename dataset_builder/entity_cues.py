@@ -49,6 +49,7 @@ __all__ = [
     "find_nicknames",
     "find_signed_people",
     "find_venues",
+    "find_zip_codes",
 ]
 
 _I = re.IGNORECASE
@@ -574,6 +575,26 @@ def find_domain_names(text: str, entities: list[Entity], labels: set[str]) -> li
     return sorted(result, key=lambda e: (e.start, e.end))
 
 
+#: US state codes, for a ZIP code after one ("dayton, oh 45409").
+_US_STATES = (
+    "al|ak|az|ar|ca|co|ct|de|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|nh|nj|nm|ny|nc|nd|"
+    "oh|ok|or|pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy|dc"
+)
+_STATE_ZIP = re.compile(rf",[ \t]*(?P<s>{_US_STATES})\.?[ \t]+(?P<v>\d{{5}}(?:-\d{{4}})?)(?!\d)", _I)
+#: State codes that are also everyday lowercase words (", or 10000 steps", ", in 20000 years").
+_STATE_WORDS = frozenset({"in", "or", "me", "hi", "ok"})
+
+
+def find_zip_codes(text: str) -> list[Entity]:
+    """A US ZIP code after a comma and a state code, in any case ("…, oh 45409"); a lowercase code
+    that is also a word ("or", "in") only in capitals."""
+    return [
+        Entity(m.start("v"), m.end("v"), "LOCATION", m.group("v"), "pattern")
+        for m in _STATE_ZIP.finditer(text)
+        if m.group("s").isupper() or m.group("s").lower() not in _STATE_WORDS
+    ]
+
+
 def find_called_organisations(text: str) -> list[Entity]:
     """The name of a business or group after "called"/"named" ("a side business called tolu's
     kitchen"), stopping at a word that is never a name: up to four capitalised words, or two in
@@ -771,6 +792,7 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_greeted_people(text),
         *find_called_organisations(text),
         *find_clubs(text),
+        *find_zip_codes(text),
         *find_address_parts(text),
         *find_listed_people(text),
     ]

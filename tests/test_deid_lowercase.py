@@ -21,6 +21,7 @@ from dataset_builder.entity_cues import (
     find_greeted_people,
     find_lowercase_people,
     find_named_people,
+    find_zip_codes,
 )
 from dataset_builder.lexical import (
     extend_known_names,
@@ -377,3 +378,17 @@ def test_deidentify_redacts_a_private_domain_label_but_not_a_platform() -> None:
     published = " ".join(str(v) for v in result.published_fields().values())
     assert "Zarupantry" not in published and "zarupantry" not in published
     assert "github profile" in published and "pushes to github" in published
+
+
+@pytest.mark.parametrize(
+    ("text", "zips"),
+    [
+        ("user lives on elm st in springfield, oh 45999.", ["45999"]),
+        ("ship it to Vimbeku, TX 75001-1234 please", ["75001-1234"]),
+        ("Salem, OR 97301", ["97301"]),
+        ("we walked a lot, or 12000 steps", []),
+        ("it was built 12000 years ago", []),
+    ],
+)
+def test_zip_codes(text: str, zips: list[str]) -> None:
+    assert [e.text for e in find_zip_codes(text)] == zips
