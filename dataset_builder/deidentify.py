@@ -653,7 +653,7 @@ def deidentify_records(
             ]
         )
         if slot:
-            detected[slot] = extend_place_parts(text, entities)
+            detected[slot] = entities
     # the label of a participant's own web address, written as a name elsewhere ("for Crumbhaus")
     labels = {
         pid: domain_labels(
@@ -666,8 +666,10 @@ def deidentify_records(
     }  # not a platform's own name ("github.com/ana" names ana, not github)
     for pid, slot, text in jobs:
         if slot:
+            places = {key for kind, key in redactors[pid].mentions if kind == "LOCATION"}
+            detected[slot] = extend_place_parts(text, detected[slot], places)
             detected[slot] = find_domain_names(text, detected[slot], labels[pid])
-            redactors[pid].learn([e for e in detected[slot] if e.source == "domain"])
+            redactors[pid].learn([e for e in detected[slot] if e.source in ("domain", "placepart")])
     rare = rare_word_test(recognizer)
     for pid, slot, text in jobs if rare is not None else ():  # "denise okonkwo" beside a known "Denise"
         if slot:

@@ -559,19 +559,33 @@ def domain_labels(urls: Sequence[str]) -> set[str]:
     return labels
 
 
+#: Between two letters of a web address's label, in the name it spells: an optional possessive
+#: and one space or hyphen ("amasoven" → "Ama's Oven").
+_SPELLED_SEP = r"(?:['\u2019]s?)?[ \t-]?"
+
+
 def find_domain_names(text: str, entities: list[Entity], labels: set[str]) -> list[Entity]:
     """``entities`` plus the words that are the label of one of the participant's own web
-    addresses ("liability for Crumbhaus;" beside "crumbhaus.shop"), as organisations; not inside
-    another span (the address itself)."""
+    addresses, as written or spelled out in words ("liability for Crumbhaus;" beside
+    "crumbhaus.shop", "Ama's Oven" beside "amasoven.com"), as organisations; a span it covers that
+    NER alone found ("Ama" as a person) gives way, another span (the address itself) blocks it."""
     if not labels:
         return entities
-    pattern = re.compile(
-        r"(?<![\w.@/-])(?:" + "|".join(re.escape(x) for x in sorted(labels)) + r")(?![\w@/-]|\.\w)", _I
-    )
+    # the label as written, or spelled out in words ("Ama's Oven" for amasoven, "tolu's kitchen")
+    spelled = [
+        _SPELLED_SEP.join(re.escape(c) for c in label) for label in sorted(labels, key=len, reverse=True)
+    ]
+    pattern = re.compile(r"(?<![\w.@/-])(?:" + "|".join(spelled) + r")(?![\w@/-]|\.\w)", _I)
     result = list(entities)
     for m in pattern.finditer(text):
-        if not any(e.start < m.end() and e.end > m.start() for e in result):
-            result.append(Entity(m.start(), m.end(), "ORGANIZATION", m.group(0), "domain"))
+        words = re.split(r"[ \t-]", re.sub(r"['\u2019]s?", "", m.group(0)))
+        if len(words) > 3 or any(len(w) < 3 for w in words):
+            continue  # "za rus pan try": no one spells a name so
+        inside = [e for e in result if e.start < m.end() and e.end > m.start()]
+        if any(e.source != "ner" or e.start < m.start() or e.end > m.end() for e in inside):
+            continue
+        result = [e for e in result if e not in inside]
+        result.append(Entity(m.start(), m.end(), "ORGANIZATION", m.group(0), "domain"))
     return sorted(result, key=lambda e: (e.start, e.end))
 
 
@@ -627,16 +641,34 @@ _PLACE_PART_AFTER = re.compile(
     r"(?:\d{1,3}[a-z]?|[ivx]{1,4})\b",
     _I,
 )
+#: A postal district number after a town that ends an address ("Hanover Quay, Dublin 2").
+_DISTRICT_AFTER = re.compile(r"[ \t]+\d{1,2}(?=[ \t]*(?:$|[,;.)\n]))")
 
 
-def extend_place_parts(text: str, entities: list[Entity]) -> list[Entity]:
-    """Places followed by a numbered part of them take it ("hinjewadi phase 1" is one place): the
-    number, left alone, narrows the place down."""
+def extend_place_parts(text: str, entities: list[Entity], known: set[str] = frozenset()) -> list[Entity]:
+    """Places followed by a numbered part of them take it ("hinjewadi phase 1" is one place, and
+    "…, Dublin 2" after a comma): the number, left alone, narrows the place down. ``known`` holds
+    folded place names of the participant's gazetteer, extended where no span covers them yet
+    ("from Lekki Phase 1" beside a known "Lekki")."""
+    spans = list(entities)
+    if known:
+        folded = text.lower()
+        for name in sorted(known, key=len, reverse=True):
+            for m in re.finditer(rf"(?<![\w@.-]){re.escape(name)}(?![\w@-])", folded):
+                if _PLACE_PART_AFTER.match(text, m.end()) and not any(
+                    e.start < m.end() and e.end > m.start() for e in spans
+                ):
+                    spans.append(
+                        Entity(m.start(), m.end(), "LOCATION", text[m.start() : m.end()], "placepart")
+                    )
     result = []
-    for entity in entities:
+    for entity in sorted(spans, key=lambda e: (e.start, e.end)):
         m = _PLACE_PART_AFTER.match(text, entity.end) if entity.kind == "LOCATION" else None
-        if m and not any(e is not entity and entity.end <= e.start < m.end() for e in entities):
-            entity = Entity(entity.start, m.end(), entity.kind, text[entity.start : m.end()], entity.source)
+        if m is None and entity.kind == "LOCATION" and re.search(r",[ \t]*$", text[: entity.start]):
+            m = _DISTRICT_AFTER.match(text, entity.end)
+        if m and not any(e is not entity and entity.end <= e.start < m.end() for e in spans):
+            source = "placepart" if entity.source == "placepart" else entity.source
+            entity = Entity(entity.start, m.end(), entity.kind, text[entity.start : m.end()], source)
         result.append(entity)
     return result
 

@@ -392,3 +392,31 @@ def test_deidentify_redacts_a_private_domain_label_but_not_a_platform() -> None:
 )
 def test_zip_codes(text: str, zips: list[str]) -> None:
     assert [e.text for e in find_zip_codes(text)] == zips
+
+
+def test_extend_place_parts_with_known_places_and_districts() -> None:
+    text = "delivery from Vimbeku Phase 2, then home to Qorlasi Close, Drevnik 4. Top 10 tips"
+    found = extend_place_parts(
+        text,
+        [Entity(text.index("Drevnik"), text.index("Drevnik") + 7, "LOCATION", "Drevnik", "ner")],
+        {"vimbeku"},
+    )
+    assert [(e.text, e.source) for e in found] == [("Vimbeku Phase 2", "placepart"), ("Drevnik 4", "ner")]
+    # a number after a place not after a comma, or a number that goes on, is no district
+    lone = "we met in Drevnik 4 times"
+    assert [e.text for e in extend_place_parts(lone, [Entity(10, 17, "LOCATION", "Drevnik", "ner")])] == [
+        "Drevnik"
+    ]
+
+
+def test_domain_label_spelled_out_in_words() -> None:
+    text = "For Zaru's Pantry, price by the hour; zaru's pantry orders close friday."
+    ner_person = Entity(4, 8, "PERSON", "Zaru", "ner")
+    found = find_domain_names(text, [ner_person], {"zaruspantry"})
+    assert [(e.kind, e.text) for e in found] == [
+        ("ORGANIZATION", "Zaru's Pantry"),
+        ("ORGANIZATION", "zaru's pantry"),
+    ]
+    assert (
+        find_domain_names("za rus pan try", [], {"zaruspantry"}) == []
+    )  # words of one or two letters: no one spells a name so
