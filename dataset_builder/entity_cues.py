@@ -180,8 +180,8 @@ def _person(text: str, start: int, end: int) -> Entity | None:
     while words and words[0].lower() in _NEVER:  # "Since Ji-woo loves…": the name is after "Since"
         start += len(words[0]) + 1
         words.pop(0)
-    if not words or surface.isupper():
-        return None
+    if not words or surface.isupper() or (len(words) == 1 and words[0].lower() in ("user", "users")):
+        return None  # "User prefers hosting…": the memory's word for the participant
     surface = " ".join(words)
     if len(surface) < 2 or public_mention(surface, text, start, start + len(surface)):
         return None

@@ -17,6 +17,7 @@ from dataset_builder.entity_cues import (
     extend_place_parts,
     find_called_organisations,
     find_clubs,
+    find_cued_people,
     find_domain_names,
     find_greeted_people,
     find_lowercase_people,
@@ -420,3 +421,8 @@ def test_domain_label_spelled_out_in_words() -> None:
     assert (
         find_domain_names("za rus pan try", [], {"zaruspantry"}) == []
     )  # words of one or two letters: no one spells a name so
+
+
+def test_user_before_a_reporting_verb_is_no_person() -> None:
+    assert find_cued_people("User prefers hosting at home over restaurants.") == []
+    assert [e.text for e in find_cued_people("Brenzow prefers hosting at home.")] == ["Brenzow"]
