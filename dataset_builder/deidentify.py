@@ -44,8 +44,9 @@ from typing import Literal
 from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
-from .entity_cues import find_nicknames
+from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
+from .lexical import extend_known_names, find_rare_places, rare_word_test, truecased_entities
 from .preferences import RawPreferenceRecord
 from .public import (
     PUBLIC_AGENCIES,
@@ -471,6 +472,14 @@ def _weak_ner(
     )
 
 
+def _jobs_by_participant(jobs: Sequence[tuple[str, str, str]]) -> dict[str, list[tuple[str, str, str]]]:
+    """The ``(participant, slot, text)`` jobs grouped by participant."""
+    grouped: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for job in jobs:
+        grouped[job[0]].append(job)
+    return grouped
+
+
 def texts_of(record: RawPreferenceRecord) -> list[tuple[str, str]]:
     """The raw published-field texts of a record as ``(field name, text)``, memories indexed."""
     texts = [("query", record.query)]
@@ -514,6 +523,8 @@ def deidentify_records(
                 jobs.append((pid, "", record.note))
     unique = list(dict.fromkeys(text for _, _, text in jobs))  # profiles and events repeat per record
     found = dict(zip(unique, recognizer(unique), strict=True)) if recognizer is not None and unique else {}
+    if recognizer is not None and found:  # places typed in lowercase, found on a truecased copy
+        found = truecased_entities(found, recognizer, stop=NEVER_NAMES)
     ner = [found.get(text, []) for _, _, text in jobs]
     detected: dict[str, list[Entity]] = {}
     redactors: dict[str, ParticipantRedactor] = defaultdict(ParticipantRedactor)
@@ -660,6 +671,30 @@ def deidentify_records(
         )
         if slot:
             detected[slot] = entities
+    # the label of a participant's own web address, written as a name elsewhere ("for Crumbhaus")
+    labels = {
+        pid: domain_labels(
+            [e.text for _, slot, _ in jobs_of for e in detected.get(slot, []) if e.kind == "URL"]
+        )
+        - PUBLIC_ENTITIES
+        - PUBLIC_SERVICES
+        - public[pid]
+        for pid, jobs_of in _jobs_by_participant(jobs).items()
+    }  # not a platform's own name ("github.com/ana" names ana, not github)
+    for pid, slot, text in jobs:
+        if slot:
+            places = {key for kind, key in redactors[pid].mentions if kind == "LOCATION"}
+            detected[slot] = extend_place_parts(text, detected[slot], places)
+            detected[slot] = find_domain_names(text, detected[slot], labels[pid])
+            redactors[pid].learn([e for e in detected[slot] if e.source in ("domain", "placepart")])
+    rare = rare_word_test(recognizer)
+    for pid, slot, text in jobs if rare is not None else ():  # "denise okonkwo" beside a known "Denise"
+        if slot:
+            known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
+            extended = extend_known_names(text, detected[slot], known, rare, stop=NEVER_NAMES)
+            extended = find_rare_places(text, extended, rare, stop=NEVER_NAMES)
+            redactors[pid].learn([e for e in extended if e.source in ("namepart", "rareplace")])
+            detected[slot] = extended
 
     results: dict[str, DeidentifiedRecord] = {}
     for pid, group in by_participant.items():

@@ -22,24 +22,34 @@ de-identifier can weigh them against the NER model's labels.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .detectors import RELATION_WORDS, Entity, place_names
 from .public import public_mention
 
 __all__ = [
+    "NEVER_NAMES",
+    "domain_labels",
+    "extend_place_parts",
+    "find_called_organisations",
+    "find_clubs",
     "find_context_entities",
+    "find_domain_names",
     "find_address_parts",
     "find_appositive_people",
     "find_cued_people",
     "find_features",
+    "find_greeted_people",
     "find_homes",
     "find_institutions",
     "find_job_organisations",
     "find_listed_people",
     "find_lowercase_people",
+    "find_named_people",
     "find_nicknames",
     "find_signed_people",
     "find_venues",
+    "find_zip_codes",
 ]
 
 _I = re.IGNORECASE
@@ -62,6 +72,8 @@ try:  # spaCy's English stop words (326), when spaCy is installed
 except ImportError:  # pragma: no cover - spaCy ships with the [local] extra
     _SPACY_STOP_WORDS = set()
 _NEVER = _NEVER | frozenset(_SPACY_STOP_WORDS)
+#: The words above, for other modules: never a name on their own.
+NEVER_NAMES = _NEVER
 _JOB = (
     r"(?:works?|working|worked|job|jobs|shifts?|nights|lates|interns?|interning|employed|dev|developer|"
     r"engineer|nurse|teacher|analyst|designer|manager|consultant|cashier|barista|lecturer|researcher|"
@@ -168,8 +180,8 @@ def _person(text: str, start: int, end: int) -> Entity | None:
     while words and words[0].lower() in _NEVER:  # "Since Ji-woo loves…": the name is after "Since"
         start += len(words[0]) + 1
         words.pop(0)
-    if not words or surface.isupper():
-        return None
+    if not words or surface.isupper() or (len(words) == 1 and words[0].lower() in ("user", "users")):
+        return None  # "User prefers hosting…": the memory's word for the participant
     surface = " ".join(words)
     if len(surface) < 2 or public_mention(surface, text, start, start + len(surface)):
         return None
@@ -180,7 +192,8 @@ def _person(text: str, start: int, end: int) -> Entity | None:
 _PERSONAL_AFTER_POSSESSIVE = (
     r"(?:birthday|bday|wedding|engagement|party|graduation|baby\s+shower|hen\s+do|stag\s+do|funeral|"
     r"retirement|leaving\s+do|mum|mom|dad|parents|husband|wife|partner|boyfriend|girlfriend|kids|son|"
-    r"daughter|sister|brother|family|new\s+job|new\s+flat|new\s+house|flat|house|place|\d{1,3}(?:st|nd|rd|th))"
+    r"daughter|sister|brother|family|new\s+job|new\s+flat|new\s+house|flat|house|place|\d{1,3}(?:st|nd|rd|th)|"
+    r"school|teacher|class|nursery|portfolio|anniversary|christening|visa|passport)"
 )
 _POSSESSIVE_PERSON = re.compile(
     rf"(?<![\w'-])(?P<v>[a-z\u00c0-\u024f][\w\u00c0-\u024f-]+)['\u2019]s\s+{_PERSONAL_AFTER_POSSESSIVE}\b"
@@ -218,6 +231,37 @@ def find_lowercase_people(text: str) -> list[Entity]:
             if public_mention(word, text, m.start("v"), m.end("v")):
                 continue
             found.append(Entity(m.start("v"), m.end("v"), "PERSON", word, "personcue"))
+    return found
+
+
+#: A person's name given as such: "user's name is sneha kulkarni", "my wife's maiden name was X".
+_NAME_IS = re.compile(
+    rf"(?:\b(?:my|his|her|their|our|your)|\b(?:user|{RELATION_WORDS})['\u2019]s)\s+"
+    r"(?:(?:full|first|last|family|maiden|real|legal|middle|married)\s+)?name\s+(?:is|was)\s+"
+    r"(?P<v>[^\W\d_][\w'\u2019\u00c0-\u024f-]*(?:\s+[^\W\d_][\w'\u2019\u00c0-\u024f-]*){0,3})",
+    _I,
+)
+
+
+def find_named_people(text: str) -> list[Entity]:
+    """The name after "<someone>'s name is" ("user's name is sneha kulkarni", "my full name is
+    Tolulope Adeyemi"), in any case, up to four words, stopping at a word that is no name ("is",
+    "and", "from"); not after a pet's or a business's "name is"."""
+    found = []
+    for m in _NAME_IS.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        kept = []
+        for w in words:
+            if w.group(0).lower() in _NEVER:
+                break
+            kept.append(w)
+        if not kept:
+            continue
+        start, end = m.start("v") + kept[0].start(), m.start("v") + kept[-1].end()
+        surface = text[start:end].rstrip(".,;:!?)'\u2019")
+        if len(surface) < 2:
+            continue
+        found.append(Entity(start, start + len(surface), "PERSON", surface, "personcue"))
     return found
 
 
@@ -429,6 +473,206 @@ def find_signed_people(text: str) -> list[Entity]:
     return found
 
 
+#: A greeting before a capitalised name and a comma or "!" ("Hi Kasia, magst du …", "Dear Ana!").
+_GREETED = re.compile(
+    r"(?:^|\n|(?<=[.!?:]\s))[ \t]*(?:hi|hello|hey|dear|hej|hallo|hoi|hola|ol[aá]|ciao|salut|bonjour|"
+    r"servus|moin|ahoj|cze[sś][cć]|szia|merhaba|kia\s+ora)[ \t]+"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[,!]",
+    _I,
+)
+#: A closing and a name ending the text on the same line ("… on Sunday! Love, Migs").
+_INLINE_SIGN_OFF = re.compile(
+    r"(?:(?<=[.!?])[ \t]+|^)(?:thanks|thank\s+you|regards|best|cheers|love|xo|xx|hugs|besos|beijos|"
+    r"abrazos|bisous|kisses|ingat|salamat)[ \t]*,[ \t]*"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[.!]?[ \t]*$",
+    _I,
+)
+#: Addressees that are no name ("Hi Team,", "Dear Sir,", "Hello World!").
+_NOT_ADDRESSEE = frozenset(
+    """sir madam maam ma'am ma pa team all everyone everybody folks guys friends world there hiring
+    manager customer client colleagues neighbours neighbors parents committee admissions hr support
+    sales accounts billing recruitment recruiter editor editors organisers organizers members
+    residents tenants staff students council registrar reception office""".split()
+)
+
+
+def find_greeted_people(text: str) -> list[Entity]:
+    """The capitalised name after a greeting ("Hi Kasia, …", "Dear Ana!") and before a closing
+    that ends the text on its line ("… see you Sunday! Love, Migs"); not "Hi Team", "Dear Sir",
+    a relation word ("Hi Mum") or a word that is never a name."""
+    found = []
+    for pattern in (_GREETED, _INLINE_SIGN_OFF):
+        for m in pattern.finditer(text):
+            words = [w.lower() for w in m.group("v").split()]
+            if any(w in _NEVER or w in _NOT_ADDRESSEE for w in words):
+                continue
+            if re.fullmatch(rf"(?:{RELATION_WORDS})", words[0], _I):
+                continue
+            found.append(Entity(m.start("v"), m.end("v"), "PERSON", m.group("v"), "personcue"))
+    return found
+
+
+#: A group the writer runs or belongs to, and its name after "called"/"named" ("a catering business
+#: called tolu's kitchen", "our choir is called the lerchen").
+_CALLED = re.compile(
+    r"\b(?:business|company|shop|store|bakery|brand|page|startup|firm|agency|salon|caf[eé]|restaurant|"
+    r"band|choir|club|team|group|chama|society|charity|podcast|channel|label|studio|stall|practice)"
+    r"(?:\s+is)?\s+(?:called|named)\s+(?P<v>[^\W\d_][\w'\u2019&\u00c0-\u024f-]*(?:\s+[^\W\d_][\w'\u2019&\u00c0-\u024f-]*){0,3})",
+    _I,
+)
+
+
+#: A sports club by its suffix, in any case ("plays with team kitahama fc", "Brenzow Athletic AFC").
+_CLUB = re.compile(
+    r"(?<![\w'-])(?P<v>(?:(?-i:[A-Z\u00c0-\u00de])[\w\u00c0-\u024f-]+\s+)?[^\W\d_][\w\u00c0-\u024f-]+\s+"
+    r"(?:fc|afc|rfc))\b",
+    _I,
+)
+
+
+def find_clubs(text: str) -> list[Entity]:
+    """A sports club named with its suffix ("team kitahama fc" → "kitahama fc"): the word before
+    the suffix, and a capitalised word before that; not a word that is never a name ("my RFC")."""
+    found = []
+    for m in _CLUB.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))[:-1]
+        while words and words[0].group(0).lower() in _NEVER:
+            words.pop(0)
+        if not words or any(w.group(0).lower() in _NEVER for w in words):
+            continue
+        start = m.start("v") + words[0].start()
+        found.append(Entity(start, m.end("v"), "ORGANIZATION", text[start : m.end("v")], "orgcue"))
+    return found
+
+
+def domain_labels(urls: Sequence[str]) -> set[str]:
+    """The distinctive labels of private web addresses ("crumbhaus.shop" → "crumbhaus",
+    "https://www.zaru-pantry.co.uk/menu" → "zaru-pantry"): five letters or more, not "www"."""
+    labels = set()
+    for url in urls:
+        host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", url.strip().lower()).split("/")[0].split("@")[-1]
+        parts = [p for p in host.split(".") if p and p != "www"]
+        if len(parts) >= 2:
+            label = parts[0]
+            if len(label) >= 5 and re.fullmatch(r"[a-z][a-z0-9-]*", label) and label not in _NEVER:
+                labels.add(label)
+    return labels
+
+
+#: Between two letters of a web address's label, in the name it spells: an optional possessive
+#: and one space or hyphen ("amasoven" → "Ama's Oven").
+_SPELLED_SEP = r"(?:['\u2019]s?)?[ \t-]?"
+
+
+def find_domain_names(text: str, entities: list[Entity], labels: set[str]) -> list[Entity]:
+    """``entities`` plus the words that are the label of one of the participant's own web
+    addresses, as written or spelled out in words ("liability for Crumbhaus;" beside
+    "crumbhaus.shop", "Ama's Oven" beside "amasoven.com"), as organisations; a span it covers that
+    NER alone found ("Ama" as a person) gives way, another span (the address itself) blocks it."""
+    if not labels:
+        return entities
+    # the label as written, or spelled out in words ("Ama's Oven" for amasoven, "tolu's kitchen")
+    spelled = [
+        _SPELLED_SEP.join(re.escape(c) for c in label) for label in sorted(labels, key=len, reverse=True)
+    ]
+    pattern = re.compile(r"(?<![\w.@/-])(?:" + "|".join(spelled) + r")(?![\w@/-]|\.\w)", _I)
+    result = list(entities)
+    for m in pattern.finditer(text):
+        words = re.split(r"[ \t-]", re.sub(r"['\u2019]s?", "", m.group(0)))
+        if len(words) > 3 or any(len(w) < 3 for w in words):
+            continue  # "za rus pan try": no one spells a name so
+        inside = [e for e in result if e.start < m.end() and e.end > m.start()]
+        if any(e.source != "ner" or e.start < m.start() or e.end > m.end() for e in inside):
+            continue
+        result = [e for e in result if e not in inside]
+        result.append(Entity(m.start(), m.end(), "ORGANIZATION", m.group(0), "domain"))
+    return sorted(result, key=lambda e: (e.start, e.end))
+
+
+#: US state codes, for a ZIP code after one ("dayton, oh 45409").
+_US_STATES = (
+    "al|ak|az|ar|ca|co|ct|de|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|nh|nj|nm|ny|nc|nd|"
+    "oh|ok|or|pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy|dc"
+)
+_STATE_ZIP = re.compile(rf",[ \t]*(?P<s>{_US_STATES})\.?[ \t]+(?P<v>\d{{5}}(?:-\d{{4}})?)(?!\d)", _I)
+#: State codes that are also everyday lowercase words (", or 10000 steps", ", in 20000 years").
+_STATE_WORDS = frozenset({"in", "or", "me", "hi", "ok"})
+
+
+def find_zip_codes(text: str) -> list[Entity]:
+    """A US ZIP code after a comma and a state code, in any case ("…, oh 45409"); a lowercase code
+    that is also a word ("or", "in") only in capitals."""
+    return [
+        Entity(m.start("v"), m.end("v"), "LOCATION", m.group("v"), "pattern")
+        for m in _STATE_ZIP.finditer(text)
+        if m.group("s").isupper() or m.group("s").lower() not in _STATE_WORDS
+    ]
+
+
+def find_called_organisations(text: str) -> list[Entity]:
+    """The name of a business or group after "called"/"named" ("a side business called tolu's
+    kitchen"), stopping at a word that is never a name: up to four capitalised words, or two in
+    lowercase ("a chama called dada hustle meets…": the verb after a lowercase name is no part of it)."""
+    found = []
+    for m in _CALLED.finditer(text):
+        kept: list[re.Match[str]] = []
+        cased = m.group("v")[:1].isupper()
+        for w in re.finditer(r"\S+", m.group("v")):
+            word = w.group(0)
+            if word.lower().strip(".,;:!?") in _NEVER or (cased and not word[:1].isupper()):
+                break
+            if not cased and len(kept) == 2:
+                break
+            kept.append(w)
+            if re.search(r"[.,;:!?)]$", w.group(0)):
+                break
+        if not kept:
+            continue
+        start, end = m.start("v") + kept[0].start(), m.start("v") + kept[-1].end()
+        surface = text[start:end].rstrip(".,;:!?)'\u2019")
+        if len(surface) >= 2:
+            found.append(Entity(start, start + len(surface), "ORGANIZATION", surface, "orgcue"))
+    return found
+
+
+#: A numbered part of a place after its name ("hinjewadi phase 1", "Sector 62", "Block 5B").
+_PLACE_PART_AFTER = re.compile(
+    r"[ \t]+(?:phase|sector|block|zone|stage|extension|ext\.?|layout|section|ward)[ \t]+"
+    r"(?:\d{1,3}[a-z]?|[ivx]{1,4})\b",
+    _I,
+)
+#: A postal district number after a town that ends an address ("Hanover Quay, Dublin 2").
+_DISTRICT_AFTER = re.compile(r"[ \t]+\d{1,2}(?=[ \t]*(?:$|[,;.)\n]))")
+
+
+def extend_place_parts(text: str, entities: list[Entity], known: set[str] = frozenset()) -> list[Entity]:
+    """Places followed by a numbered part of them take it ("hinjewadi phase 1" is one place, and
+    "…, Dublin 2" after a comma): the number, left alone, narrows the place down. ``known`` holds
+    folded place names of the participant's gazetteer, extended where no span covers them yet
+    ("from Lekki Phase 1" beside a known "Lekki")."""
+    spans = list(entities)
+    if known:
+        folded = text.lower()
+        for name in sorted(known, key=len, reverse=True):
+            for m in re.finditer(rf"(?<![\w@.-]){re.escape(name)}(?![\w@-])", folded):
+                if _PLACE_PART_AFTER.match(text, m.end()) and not any(
+                    e.start < m.end() and e.end > m.start() for e in spans
+                ):
+                    spans.append(
+                        Entity(m.start(), m.end(), "LOCATION", text[m.start() : m.end()], "placepart")
+                    )
+    result = []
+    for entity in sorted(spans, key=lambda e: (e.start, e.end)):
+        m = _PLACE_PART_AFTER.match(text, entity.end) if entity.kind == "LOCATION" else None
+        if m is None and entity.kind == "LOCATION" and re.search(r",[ \t]*$", text[: entity.start]):
+            m = _DISTRICT_AFTER.match(text, entity.end)
+        if m and not any(e is not entity and entity.end <= e.start < m.end() for e in spans):
+            source = "placepart" if entity.source == "placepart" else entity.source
+            entity = Entity(entity.start, m.end(), entity.kind, text[entity.start : m.end()], source)
+        result.append(entity)
+    return result
+
+
 def _final_line_common(words: list[str], text: str, start: int, end: int) -> bool:
     """True when a last line's words are a closing, a stop word or a public name, not a signature."""
     if any(w.lower() in _NEVER or w.lower() in _CLOSING_WORDS for w in words):
@@ -569,6 +813,7 @@ def find_context_entities(text: str) -> list[Entity]:
     return [
         *find_job_organisations(text),
         *find_cued_people(text),
+        *find_named_people(text),
         *find_venues(text),
         *find_features(text),
         *find_institutions(text),
@@ -576,6 +821,10 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_appositive_people(text),
         *find_lowercase_people(text),
         *find_signed_people(text),
+        *find_greeted_people(text),
+        *find_called_organisations(text),
+        *find_clubs(text),
+        *find_zip_codes(text),
         *find_address_parts(text),
         *find_listed_people(text),
     ]
