@@ -10,8 +10,8 @@ from pathlib import Path
 
 import typer
 
-from dataset_builder.ner_models import DEFAULT_SPACY_MODEL
 from mirage_bench.commands import fail
+from mirage_bench.dataset_builder.ner_models import DEFAULT_SPACY_MODEL
 from mirage_bench.repo_ids import DATASET_REPO_ID
 
 
