@@ -1018,6 +1018,12 @@ class SpacyRecognizer:
             return f"spacy:{self.model}"
         return f"spacy:{self.model}@{self._nlp.meta.get('version', '?')}"
 
+    @property
+    def vocab(self) -> Any:
+        """The loaded pipeline's vocabulary (its word vectors tell rare words from common ones, see
+        :mod:`dataset_builder.lexical`); ``None`` before the pipeline is loaded. Read-only."""
+        return None if self._nlp is None else self._nlp.vocab
+
     def load(self) -> SpacyRecognizer:
         """Load the pipeline now (it is loaded on first use otherwise)."""
         if self._nlp is None:

@@ -56,8 +56,7 @@ _KINDS = frozenset({"LOCATION"})
 
 def _spacy_vocab(recognizer: Recognizer) -> Any:
     """The vocabulary of the loaded spaCy pipeline behind ``recognizer``, if it has word vectors."""
-    nlp = getattr(recognizer, "_nlp", None)
-    vocab = getattr(nlp, "vocab", None)
+    vocab = getattr(recognizer, "vocab", None)  # SpacyRecognizer.vocab; other recognizers have none
     if vocab is None or not len(getattr(vocab, "vectors", ())):
         return None
     return vocab
