@@ -190,8 +190,9 @@ def extend_known_names(
     *,
     stop: frozenset[str] = frozenset(),
 ) -> list[Entity]:
-    """``entities`` plus the participant's known people written with a rare lowercase word after
-    them, as one person: "denise okonkwo" where "Denise" is known and "okonkwo" is rare.
+    """``entities`` plus the participant's known people written with rare lowercase words after
+    them, as one person: "denise okonkwo" where "Denise" is known and "okonkwo" is rare (and every
+    rare word after that, up to a possessive: "denise okonkwo vimbeku's").
 
     ``known`` holds folded person names (the participant's gazetteer). A span the new one contains
     that NER alone labelled another kind ("kunle bakare" as an organisation) gives way to it; a
@@ -214,6 +215,11 @@ def extend_known_names(
         if len(base) < 3 or base in stop or not rare(base):
             continue
         start, end = m.start(), nxt.start("w") + len(base)
+        while base == nxt.group("w") and (nxt := _NEXT_WORD.match(text, end)) is not None:
+            base = _base(nxt.group("w"))  # more rare words: the rest of the name ("… okonkwo vimbeku")
+            if len(base) < 3 or base in stop or not rare(base):
+                break
+            end = nxt.start("w") + len(base)
         inside = [e for e in result if e.start < end and e.end > start]
         if any(e.kind == "PERSON" and e.start <= start and e.end >= end for e in inside):
             continue  # already one person

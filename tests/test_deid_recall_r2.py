@@ -11,7 +11,7 @@ import pytest
 from dataset_builder.deidentify import deidentify_records
 from dataset_builder.detectors import Entity, SpacyRecognizer, find_patterns
 from dataset_builder.entity_cues import extend_place_parts, find_address_parts, find_called_organisations
-from dataset_builder.lexical import find_cued_places, find_short_names, rare_word_test
+from dataset_builder.lexical import extend_known_names, find_cued_places, find_short_names, rare_word_test
 from dataset_builder.resolver import _plausible_name
 from tests.helpers_deid import FixedNer
 from tests.helpers_records import raw_preference_record
@@ -229,3 +229,15 @@ def test_a_day_and_month_after_a_date_noun_is_a_date() -> None:
     assert found == [("DATE", "28/02")]
     assert not [e for e in find_patterns("day 2/3 of the trek was hard") if e.kind == "DATE"]
     assert not [e for e in find_patterns("one day 3/4 cup of oats") if e.kind == "DATE"]
+
+
+# --- a known name followed by several rare words -----------------------------------------------------
+
+
+def test_a_known_name_takes_every_rare_word_after_it_up_to_a_possessive() -> None:
+    found = extend_known_names("ask denise okalanga vimbeku today", [], {"denise"}, _rare)
+    assert [e.text for e in found] == ["denise okalanga vimbeku"]
+    found = extend_known_names("denise okalanga's vimbeku stall", [], {"denise"}, _rare)
+    assert [e.text for e in found] == ["denise okalanga"]
+    found = extend_known_names("denise okalanga makes tea", [], {"denise"}, _rare)
+    assert [e.text for e in found] == ["denise okalanga"]
