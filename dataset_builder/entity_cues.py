@@ -814,7 +814,7 @@ _UNIT = re.compile(
     _I,
 )
 #: A street written in lowercase without a house number, between the commas of an address
-#: ("apartment B12, vimbeku road, okalanga").
+#: ("apartment C7, vimbeku road, okalanga").
 _LOWER_STREET = re.compile(
     r"(?<=,)[ \t]+(?P<v>[a-z\u00df-\u024f][a-z\u00df-\u024f'-]+[ \t]+(?:road|street|avenue|lane|drive|"
     r"crescent|close|terrace|way))(?=[ \t]*,)"
