@@ -46,7 +46,14 @@ from mirage_bench.structs import field_values
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
 from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
-from .lexical import extend_known_names, find_rare_places, rare_word_test, truecased_entities
+from .lexical import (
+    extend_known_names,
+    find_cued_places,
+    find_rare_places,
+    find_short_names,
+    rare_word_test,
+    truecased_entities,
+)
 from .preferences import RawPreferenceRecord
 from .public import (
     PUBLIC_AGENCIES,
@@ -688,13 +695,22 @@ def deidentify_records(
             detected[slot] = find_domain_names(text, detected[slot], labels[pid])
             redactors[pid].learn([e for e in detected[slot] if e.source in ("domain", "placepart")])
     rare = rare_word_test(recognizer)
-    for pid, slot, text in jobs if rare is not None else ():  # "denise okonkwo" beside a known "Denise"
-        if slot:
-            known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
-            extended = extend_known_names(text, detected[slot], known, rare, stop=NEVER_NAMES)
+    for pid, slot, text in jobs:
+        if not slot:
+            continue
+        known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
+        extended = detected[slot]
+        if rare is not None:  # "denise okonkwo" beside a known "Denise"; "a party in kilimani"
+            extended = extend_known_names(text, extended, known, rare, stop=NEVER_NAMES)
             extended = find_rare_places(text, extended, rare, stop=NEVER_NAMES)
-            redactors[pid].learn([e for e in extended if e.source in ("namepart", "rareplace")])
-            detected[slot] = extended
+        # "Ani, try this" beside a known "Anika"; "from home in Obs" in the participant's own words
+        extended = find_short_names(text, extended, ner_raw.get(slot, []), known)
+        if not _is_response(slot):
+            extended = find_cued_places(
+                text, extended, rare, taken=found.get(text, []), stop=NEVER_NAMES, public=public[pid]
+            )
+        redactors[pid].learn([e for e in extended if e.source in ("namepart", "rareplace")])
+        detected[slot] = extended
 
     results: dict[str, DeidentifiedRecord] = {}
     for pid, group in by_participant.items():

@@ -302,11 +302,13 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             _I,
         ),
     ),
-    # day/month without a year beside a date word, in unambiguous forms ("bday 28/02", "ngày 16/10")
+    # day/month without a year beside a date word, in unambiguous forms ("bday 28/02", "ngày 16/10",
+    # "last day 7/18")
     (
         "DATE",
         re.compile(
-            r"\b(?:is|bday|birthday|anniversary|ngày|le|am|el|il|em|dia|op|den|de)\s+(?:on\s+)?"
+            r"\b(?:is|bday|birthday|anniversary|day|date|deadline|dated|ngày|le|am|el|il|em|dia|op|den|de)"
+            r"\s*:?\s+(?:on\s+)?"
             r"(?P<v>(?:[12]\d|3[01]|0?[1-9])/(?:1[0-2]|0?[1-9])|(?:1[0-2]|0?[1-9])/(?:[12]\d|3[01]|0?[1-9]))"
             r"(?![/\d])(?!\s*(?:cups?|tsp|tbsp|of|inch|in|ml|g)\b)",
             _I,
@@ -1017,6 +1019,12 @@ class SpacyRecognizer:
         if self._nlp is None:
             return f"spacy:{self.model}"
         return f"spacy:{self.model}@{self._nlp.meta.get('version', '?')}"
+
+    @property
+    def vocab(self) -> Any:
+        """The loaded pipeline's vocabulary (its word vectors tell rare words from common ones, see
+        :mod:`dataset_builder.lexical`); ``None`` before the pipeline is loaded. Read-only."""
+        return None if self._nlp is None else self._nlp.vocab
 
     def load(self) -> SpacyRecognizer:
         """Load the pipeline now (it is loaded on first use otherwise)."""

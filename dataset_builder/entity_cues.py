@@ -609,10 +609,21 @@ def find_zip_codes(text: str) -> list[Entity]:
     ]
 
 
+#: A group the writer runs or belongs to, its name in quotes right after it ("the choir 'die
+#: brenzow finken'", "our band “The Qorlasi Five”").
+_QUOTED_GROUP = re.compile(
+    r"\b(?:business|company|shop|store|bakery|brand|startup|firm|agency|salon|caf[eé]|restaurant|"
+    r"band|choir|club|team|group|society|charity|stall|practice|orchestra|ensemble|troupe|league)"
+    r"(?:\s+is)?\s+(?P<q>['\"‘“])(?P<v>[^\W\d_][^'\"’”\n]{1,40}?)['\"’”](?!\w)",
+    _I,
+)
+
+
 def find_called_organisations(text: str) -> list[Entity]:
     """The name of a business or group after "called"/"named" ("a side business called tolu's
     kitchen"), stopping at a word that is never a name: up to four capitalised words, or two in
-    lowercase ("a chama called dada hustle meets…": the verb after a lowercase name is no part of it)."""
+    lowercase ("a chama called dada hustle meets…": the verb after a lowercase name is no part of it);
+    and a name of up to five words in quotes right after a group noun ("the choir 'the brenzow singers'")."""
     found = []
     for m in _CALLED.finditer(text):
         kept: list[re.Match[str]] = []
@@ -632,6 +643,10 @@ def find_called_organisations(text: str) -> list[Entity]:
         surface = text[start:end].rstrip(".,;:!?)'\u2019")
         if len(surface) >= 2:
             found.append(Entity(start, start + len(surface), "ORGANIZATION", surface, "orgcue"))
+    for m in _QUOTED_GROUP.finditer(text):  # a quoted name of up to five words, not a stop word alone
+        words = m.group("v").split()
+        if len(words) <= 5 and not all(w.lower() in _NEVER for w in words):
+            found.append(Entity(m.start("v"), m.end("v"), "ORGANIZATION", m.group("v"), "orgcue"))
     return found
 
 
@@ -641,6 +656,19 @@ _PLACE_PART_AFTER = re.compile(
     r"(?:\d{1,3}[a-z]?|[ivx]{1,4})\b",
     _I,
 )
+#: A house number after a street's name, as continental addresses write it ("Hauptstr. 31,").
+_NUMBER_AFTER_STREET = re.compile(r"\.?[ \t]+\d{1,4}[a-z]?(?![\w.,/-]?\d)")
+#: The last word of a street's name: a street type, or a name ending in one ("Karl-Heine-Straße").
+_STREET_END = re.compile(
+    r"(?:\b(?:str|stra(?:ß|ss)e|weg|gasse|allee|platz|ring|damm|ufer|street|st|road|rd|avenue|ave|lane|"
+    r"rua|calle|avenida|via|viale|rue|ulica|ul|straat|laan|gade|vej|gatan|gata|veien)|"
+    r"\w(?:stra(?:ß|ss)e|str|weg|gasse|allee|platz|straat|gade|vej|gatan|veien))$",
+    _I,
+)
+#: A part of a town named by its compass side, before "of" and the town ("the West End of …").
+_COMPASS_PART = re.compile(
+    r"\bthe[ \t]+(?P<v>(?:north|south|east|west)(?:[ -]?(?:east|west))?[ \t]+(?:end|side))[ \t]+of[ \t]+$", _I
+)
 #: A postal district number after a town that ends an address ("Hanover Quay, Dublin 2").
 _DISTRICT_AFTER = re.compile(r"[ \t]+\d{1,2}(?=[ \t]*(?:$|[,;.)\n]))")
 
@@ -649,7 +677,9 @@ def extend_place_parts(text: str, entities: list[Entity], known: set[str] = froz
     """Places followed by a numbered part of them take it ("hinjewadi phase 1" is one place, and
     "…, Dublin 2" after a comma): the number, left alone, narrows the place down. ``known`` holds
     folded place names of the participant's gazetteer, extended where no span covers them yet
-    ("from Lekki Phase 1" beside a known "Lekki")."""
+    ("from Lekki Phase 1" beside a known "Lekki"). A street (a span ending in a street type, of any
+    named kind: NER calls some streets people) takes the house number written after it ("Hauptstr.
+    31"), and a town's compass side before "of" and a place is a place too ("the west end of …")."""
     spans = list(entities)
     if known:
         folded = text.lower()
@@ -661,6 +691,17 @@ def extend_place_parts(text: str, entities: list[Entity], known: set[str] = froz
                     spans.append(
                         Entity(m.start(), m.end(), "LOCATION", text[m.start() : m.end()], "placepart")
                     )
+    for i, entity in enumerate(spans):  # "Hauptstr. 31", "Rua Augusta 12": the number after the street
+        named = entity.kind in ("LOCATION", "PERSON", "ORGANIZATION")  # NER calls some streets people
+        m = _NUMBER_AFTER_STREET.match(text, entity.end) if named else None
+        if m and _STREET_END.search(entity.text) and not any(entity.end < e.end <= m.end() for e in spans):
+            spans[i] = Entity(entity.start, m.end(), "LOCATION", text[entity.start : m.end()], entity.source)
+    for entity in list(spans):  # "the west end of glasgow": a district of the place after it
+        if entity.kind != "LOCATION":
+            continue
+        m = _COMPASS_PART.search(text[: entity.start])
+        if m and not any(e.start < m.end("v") and e.end > m.start("v") for e in spans):
+            spans.append(Entity(m.start("v"), m.end("v"), "LOCATION", m.group("v"), "placepart"))
     result = []
     for entity in sorted(spans, key=lambda e: (e.start, e.end)):
         m = _PLACE_PART_AFTER.match(text, entity.end) if entity.kind == "LOCATION" else None
@@ -768,9 +809,15 @@ _WARD = re.compile(
 )
 #: A flat or unit number of an address ("Apt 12,", "apto 72 —", ": Flat 3B,").
 _UNIT = re.compile(
-    r"(?:(?<=[,:\u2014-])\s*|^|\bcomplemento\s+)(?P<v>(?:apt|apto|apartment|appt|flat|unit|suite|depto|dpto|"
-    r"piso|wohnung|bloco|blk)\.?\s*#?\d{1,4}[A-Za-z]?)\b(?=\s*(?:[,\u2014\u2013-]|$))",
+    r"(?:(?<=[,:\u2014-])\s*|^|\bcomplemento\s+|(?<=\bat\s))(?P<v>(?:apt|apto|apartment|appt|flat|unit|suite|"
+    r"depto|dpto|piso|wohnung|bloco|blk)\.?\s*#?[A-Za-z]?\d{1,4}[A-Za-z]?)\b(?=\s*(?:[,\u2014\u2013-]|$))",
     _I,
+)
+#: A street written in lowercase without a house number, between the commas of an address
+#: ("apartment C7, vimbeku road, okalanga").
+_LOWER_STREET = re.compile(
+    r"(?<=,)[ \t]+(?P<v>[a-z\u00df-\u024f][a-z\u00df-\u024f'-]+[ \t]+(?:road|street|avenue|lane|drive|"
+    r"crescent|close|terrace|way))(?=[ \t]*,)"
 )
 #: A postcode after a town at an address's end ("Aro Valley, Wellington 6021 with …").
 _TOWN_POSTCODE = re.compile(
@@ -788,7 +835,8 @@ _CJK_NAME = re.compile(
 
 def find_address_parts(text: str) -> list[Entity]:
     """Parts of an address no gazetteer knows: a part of a place in brackets or before a
-    neighbourhood noun, an East Asian ward, a flat number, a postcode after a town, an
+    neighbourhood noun, an East Asian ward, a flat number, a street in lowercase between an
+    address's commas (with the flat number right before it), a postcode after a town, an
     arrondissement; and a name in CJK script beside its romanisation."""
     found = []
     for pattern, kind in (
@@ -796,6 +844,7 @@ def find_address_parts(text: str) -> list[Entity]:
         (_SUBPLACE_NOUN, "LOCATION"),
         (_WARD, "LOCATION"),
         (_UNIT, "LOCATION"),
+        (_LOWER_STREET, "LOCATION"),
         (_TOWN_POSTCODE, "LOCATION"),
         (_ARRONDISSEMENT, "LOCATION"),
         (_CJK_NAME, "PERSON"),
@@ -804,7 +853,13 @@ def find_address_parts(text: str) -> list[Entity]:
             words = m.group("v").split()
             if words[0].lower() in _NEVER:
                 continue
-            found.append(Entity(m.start("v"), m.end("v"), kind, m.group("v"), "home"))
+            start = m.start("v")
+            if pattern is _LOWER_STREET:  # a flat number right before is part of one address
+                unit = next((e for e in found if re.fullmatch(r",[ \t]*", text[e.end : start])), None)
+                if unit is not None and _UNIT.fullmatch(unit.text):
+                    found.remove(unit)
+                    start = unit.start
+            found.append(Entity(start, m.end("v"), kind, text[start : m.end("v")], "home"))
     return found
 
 

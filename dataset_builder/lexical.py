@@ -14,6 +14,9 @@ vector in ``en_core_web_md`` (514k keys; "okonkwo", "ikeja", "tolulope" have non
   employers written in lowercase have their own cues.
 * :func:`extend_known_names` — a person the participant's texts already name, followed by a rare
   lowercase word, is that person's full name ("denise okonkwo" where "Denise" is known).
+* :func:`find_cued_places` — a capitalised word after "in"/"near"/"from" that NER left unlabelled
+  is a place when its lowercase form is rare or a home or workplace stands before ("from home in
+  Vell"); :func:`find_short_names` — a short form NER found of a known first name is that person.
 
 On the eight planted corpora in ``tests/fixtures/dataset/``, ``wordfreq``'s Zipf frequency (below
 3) as the rarity test found the same identifiers as the vocabulary and lost more must-keep phrases
@@ -29,14 +32,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .detectors import Entity, Recognizer
 
 __all__ = [
     "extend_known_names",
+    "find_cued_places",
     "find_rare_places",
+    "find_short_names",
     "rare_word_test",
     "truecased",
     "truecased_entities",
@@ -56,8 +61,7 @@ _KINDS = frozenset({"LOCATION"})
 
 def _spacy_vocab(recognizer: Recognizer) -> Any:
     """The vocabulary of the loaded spaCy pipeline behind ``recognizer``, if it has word vectors."""
-    nlp = getattr(recognizer, "_nlp", None)
-    vocab = getattr(nlp, "vocab", None)
+    vocab = getattr(recognizer, "vocab", None)  # SpacyRecognizer.vocab; other recognizers have none
     if vocab is None or not len(getattr(vocab, "vectors", ())):
         return None
     return vocab
@@ -186,8 +190,9 @@ def extend_known_names(
     *,
     stop: frozenset[str] = frozenset(),
 ) -> list[Entity]:
-    """``entities`` plus the participant's known people written with a rare lowercase word after
-    them, as one person: "denise okonkwo" where "Denise" is known and "okonkwo" is rare.
+    """``entities`` plus the participant's known people written with rare lowercase words after
+    them, as one person: "denise okonkwo" where "Denise" is known and "okonkwo" is rare (and every
+    rare word after that, up to a possessive: "denise okonkwo vimbeku's").
 
     ``known`` holds folded person names (the participant's gazetteer). A span the new one contains
     that NER alone labelled another kind ("kunle bakare" as an organisation) gives way to it; a
@@ -210,6 +215,11 @@ def extend_known_names(
         if len(base) < 3 or base in stop or not rare(base):
             continue
         start, end = m.start(), nxt.start("w") + len(base)
+        while base == nxt.group("w") and (nxt := _NEXT_WORD.match(text, end)) is not None:
+            base = _base(nxt.group("w"))  # more rare words: the rest of the name ("… okonkwo vimbeku")
+            if len(base) < 3 or base in stop or not rare(base):
+                break
+            end = nxt.start("w") + len(base)
         inside = [e for e in result if e.start < end and e.end > start]
         if any(e.kind == "PERSON" and e.start <= start and e.end >= end for e in inside):
             continue  # already one person
@@ -246,4 +256,87 @@ def find_rare_places(
         if any(e.start < end and e.end > start for e in result):
             continue
         result.append(Entity(start, end, "LOCATION", base, "rareplace"))
+    return sorted(result, key=lambda e: (e.start, e.end))
+
+
+#: A place preposition, then a capitalised word or two that NER left unlabelled ("climbs at
+#: Brenzow Loft in Drevnik"); not an all-capitals word ("works in HR").
+_CAPITAL_AFTER_PLACE = re.compile(
+    r"\b(?:in|near|around|outside|from)\s+"
+    r"(?P<v>[A-Z\u00c0-\u00de][a-z\u00df-\u024f'\u2019]+(?:[ -][A-Z\u00c0-\u00de][a-z\u00df-\u024f]+)?)"
+    r"(?![\w@/]|\.\w)"
+)
+#: A home, workplace or stay right before "in": what follows is where someone lives or works
+#: ("from home in Vell", "our flat in Drevnik"); not "works in", which also takes a field.
+_HOME_IN = re.compile(
+    r"\b(?:lives?|lived|living|based|home|house|flat|apartment|place|office|studio|shop|business)\s+in\s+$",
+    re.IGNORECASE,
+)
+
+
+def find_cued_places(
+    text: str,
+    entities: list[Entity],
+    rare: Callable[[str], bool] | None,
+    *,
+    taken: Sequence[Entity] = (),
+    stop: frozenset[str] = frozenset(),
+    public: frozenset[str] | set[str] = frozenset(),
+) -> list[Entity]:
+    """``entities`` plus a capitalised name after a place preposition that no span covers: a place
+    when it is rare as an English word in lowercase ("in Drevnik": ``rare``; ``None`` skips this
+    test) or when a home or workplace stands before the preposition ("from home in Vell").
+
+    ``taken`` holds spans NER gave any label (titles and products too): such a word is not this
+    rule's. ``stop`` words and ``public`` names (folded) stay.
+
+    >>> [e.text for e in find_cued_places("We run a shop in Vell.", [], None)]
+    ['Vell']
+    """
+    result = list(entities)
+    for m in _CAPITAL_AFTER_PLACE.finditer(text):
+        start, end = m.start("v"), m.start("v") + len(_base(m.group("v")))
+        key = _fold(text[start:end])
+        if len(key) < 3 or key in stop or key in public or any(w in stop for w in key.split()):
+            continue
+        if any(e.start < end and e.end > start for e in [*result, *taken]):
+            continue
+        cued = bool(_HOME_IN.search(text[:start]))
+        if not cued and not (rare is not None and all(rare(w) for w in re.split(r"[ -]", key))):
+            continue
+        result.append(Entity(start, end, "LOCATION", text[start:end], "rareplace"))
+    return sorted(result, key=lambda e: (e.start, e.end))
+
+
+def find_short_names(
+    text: str, entities: list[Entity], candidates: Sequence[Entity], known: set[str]
+) -> list[Entity]:
+    """``entities`` plus the one-word names NER found (any named kind) that begin a known person's
+    first name and are at least two letters shorter: a short form ("Ani" for a known "Anika"), kept
+    as a person even where a response alone uses it; and a known first name NER labelled another
+    kind before a lowercase suffix ("Anika-didi", "Tanaka-san") is that person. ``known`` holds
+    folded person names.
+
+    >>> found = find_short_names("Ani, try this.", [], [Entity(0, 3, "LOCATION", "Ani", "ner")], {"anika"})
+    >>> [(e.text, e.kind) for e in found]
+    [('Ani', 'PERSON')]
+    """
+    firsts = {name.split()[0] for name in known if name.split()}
+    result = list(entities)
+    for cand in candidates:
+        word = _fold(cand.text)
+        if word in firsts and re.match(r"-[a-z]", text[cand.end : cand.end + 2]):
+            # a known name with a lowercase suffix ("Anika-didi", "Tanaka-san"), labelled otherwise
+            same = [e for e in result if (e.start, e.end) == (cand.start, cand.end) and e.source == "ner"]
+            if same and same[0].kind != "PERSON":
+                result = [e for e in result if e not in same]
+                result.append(Entity(cand.start, cand.end, "PERSON", cand.text, "namepart"))
+            continue
+        if not re.fullmatch(r"[^\W\d_]{3,}", word) or not cand.text[:1].isupper() or word in firsts:
+            continue
+        if not any(f.startswith(word) and len(f) >= len(word) + 2 for f in firsts):
+            continue
+        if any(e.start < cand.end and e.end > cand.start for e in result):
+            continue
+        result.append(Entity(cand.start, cand.end, "PERSON", cand.text, "namepart"))
     return sorted(result, key=lambda e: (e.start, e.end))

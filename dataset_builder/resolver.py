@@ -92,7 +92,9 @@ _CASED_TEXT = re.compile(r"^\s*[A-Z]")
 #: "will works weekends", "grace is getting married").
 _NAME_ONLY_AFTER = re.compile(
     r"(?:['\u2019]s\s+(?:\d{1,3}(?:st|nd|rd|th)|birthday|bday|wedding|party|car|flat|house|place|mum|"
-    r"mom|dad|family|job|work)\b|\s+and\s+i\b|\s+(?:is|was|has|works|lives|loves|hates|wants|says|"
+    r"mom|dad|family|job|work|portfolio|class|teacher|school|phone|number|email|account|profile|website|"
+    r"blog|room|boyfriend|girlfriend|husband|wife|partner|son|daughter|boss|homework|graduation)\b|"
+    r"\s+and\s+i\b|\s+(?:is|was|has|works|lives|loves|hates|wants|says|"
     r"said|thinks|likes|needs|gets|got|keeps|turns|texted|called)\b)",
     re.IGNORECASE,
 )
@@ -900,7 +902,8 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
 
     A lowercase everyday-word name ("will", "grace"), a capitalized one at the start of a sentence
     before a determiner or pronoun ("Will the…", "Grace period"), and a part of a hyphenated word
-    ("Spider" in "Spider-Man") are not names; nor is a public mention (:func:`public_mention`), nor
+    ("Spider" in "Spider-Man"; but a capitalised name before a lowercase suffix, "Anika-didi", is
+    one) are not names; nor is a public mention (:func:`public_mention`), nor
     a person's name after a saint's title ("Sant Jordi").
     """
     if public_mention(surface, text, start, end, kind=kind) or _COMPOUND_TITLE.search(surface):
@@ -911,7 +914,9 @@ def _plausible_name(surface: str, text: str, start: int, end: int, kind: str | N
         return False  # "Grade 2", "Year 10", "Form 4": a school year, not a place or a name
     if kind == "PERSON" and (_SAINT_BEFORE.search(text[:start]) or _SAINT_START.match(surface)):
         return False  # "Sant Jordi", "São João", "Sankt Martin": a saint or the saint's day
-    if (end < len(text) and text[end] == "-" and text[end + 1 : end + 2].isalpha()) or (
+    suffix = text[end + 1 : end + 2] if end < len(text) and text[end] == "-" else ""
+    capitalised = all(w[:1].isupper() for w in surface.split())  # "Anika-didi", not "jollof cook-offs"
+    if (suffix.isalpha() and not (capitalised and suffix.islower())) or (
         start > 0 and text[start - 1] == "-"
     ):
         return False

@@ -55,17 +55,13 @@ class _NoVectors:
         return False
 
 
-class _Nlp:
-    def __init__(self, vocab: object) -> None:
-        self.vocab = vocab
-
-
 class VocabNer(FixedNer):
-    """:class:`FixedNer` with a loaded spaCy-like pipeline behind it (for the rarity test)."""
+    """:class:`FixedNer` with a spaCy-like vocabulary, as :attr:`SpacyRecognizer.vocab` gives one
+    (for the rarity test)."""
 
     def __init__(self, labels: dict[str, str], vocab: object | None = None) -> None:
         super().__init__(labels)
-        self._nlp = _Nlp(vocab if vocab is not None else _Vocab())
+        self.vocab = vocab if vocab is not None else _Vocab()
         self.seen: list[str] = []
 
     def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
