@@ -70,6 +70,8 @@ from .resolver import (
     _combine,
     _fold,
     _key,
+    tied_names,
+    user_names,
 )
 
 __all__ = [
@@ -593,6 +595,7 @@ def deidentify_records(
     for pid in public:
         public[pid] -= employers[pid]
     for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")
+        redactors[pid].note_text(text)
         for nick, full in find_nicknames(text):
             redactors[pid].learn(
                 [
@@ -627,6 +630,7 @@ def deidentify_records(
             for name in ("response_with_memory", "response_without_memory"):
                 general_dates[f"{record.record_id}\0{name}"] = values
     ner_raw: dict[str, list[Entity]] = {}
+    combined: dict[str, list[tuple[str, list[Entity]]]] = defaultdict(list)
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
@@ -660,6 +664,7 @@ def deidentify_records(
         ]
         entities = _combine(text, cued, ner_entities)
         redactors[pid].learn(entities)
+        combined[pid].append((text, entities))
         # a cue's label for the very span NER also labelled ("my sister Sofía Ibarra", which NER calls
         # an organisation; "a trip to paris") is evidence for the resolver, though NER's span won
         redactors[pid].learn(
@@ -671,6 +676,13 @@ def deidentify_records(
         )
         if slot:
             detected[slot] = entities
+    for pid, texts in combined.items():  # names the texts tie together ("shazza (sharon kealy)")
+        user = next((name for text, found in texts for name in user_names(text, found)), None)
+        known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
+        for text, found in dict.fromkeys((t, tuple(f)) for t, f in texts):
+            for nick, full in tied_names(text, found, user, known):
+                redactors[pid].learn([Entity(0, 0, "PERSON", n, "nickname") for n in (nick, full)])
+                redactors[pid].nicknames.add((nick, full))
     # the label of a participant's own web address, written as a name elsewhere ("for Crumbhaus")
     labels = {
         pid: domain_labels(
