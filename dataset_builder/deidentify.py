@@ -474,6 +474,12 @@ def _weak_ner(
     )
 
 
+def _cased_run_on(text: str) -> bool:
+    """True for a span whose first word is capitalised and a later one lowercase ("Aoife pozdrawia")."""
+    words = text.split()
+    return len(words) > 1 and words[0][:1].isupper() and any(w[:1].islower() for w in words[1:])
+
+
 def _jobs_by_participant(jobs: Sequence[tuple[str, str, str]]) -> dict[str, list[tuple[str, str, str]]]:
     """The ``(participant, slot, text)`` jobs grouped by participant."""
     grouped: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
@@ -705,8 +711,13 @@ def deidentify_records(
             known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
             extended = extend_known_names(text, detected[slot], known, rare, stop=NEVER_NAMES)
             extended = find_rare_places(text, extended, rare, stop=NEVER_NAMES)
+            # a known capitalised name is not extended by a lowercase word ("Aoife pozdrawia!")
+            extended = [e for e in extended if not (e.source == "namepart" and _cased_run_on(e.text))]
             redactors[pid].learn([e for e in extended if e.source in ("namepart", "rareplace")])
             detected[slot] = extended
+    for pid, slot, text in jobs:
+        if slot:
+            redactors[pid].note_units(text, detected[slot])
 
     results: dict[str, DeidentifiedRecord] = {}
     for pid, group in by_participant.items():

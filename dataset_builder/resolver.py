@@ -281,6 +281,11 @@ _ALSO_CALLED = re.compile(
 #: "friends call her", "his family calls him", "everyone calls me": the name that follows is a
 #: nickname of the person just named (or of the participant).
 _CALLS = re.compile(r"\b(?:calls?|called)\s+(?P<who>her|him|them|me)\s+", re.IGNORECASE)
+#: A quoted word between two words of a name ("aarav 'bunty' kulkarni").
+_QUOTED_INSIDE = re.compile(
+    r"(?P<a>[^\W\d_][\w-]+)\s+['\u2018\"\u201c](?P<b>[^\W\d_][\w -]{1,20}?)['\u2019\"\u201d]\s+"
+    r"(?P<c>[^\W\d_][\w-]+)"
+)
 #: The participant's own name in a memory: "user's name is …", "user's full name …", "my name is …".
 _USER_NAME = re.compile(
     r"\b(?:user(?:['\u2019]s)?|my)\s+(?:full\s+|real\s+|legal\s+|first\s+)?name\s+(?:is\s+)?$",
@@ -366,6 +371,14 @@ def tied_names(
         also = _ALSO_CALLED.match(after)
         if also:
             tie(nickname(person.end + also.end()), _key(person.text))
+    for m in _QUOTED_INSIDE.finditer(text):  # "aarav 'bunty' kulkarni" in lowercase writing
+        if any(e.start <= m.start("a") and m.end("c") <= e.end for e in named) or (
+            any(e.start <= m.start("a") < e.end for e in named)
+            and any(e.start < m.end("c") <= e.end for e in named)
+        ):
+            nick = _key(m.group("b"))
+            if nick and not any(_function_word(w) for w in nick.split()):
+                tie(nick, _key(f"{m.group('a')} {m.group('c')}"))
     for m in _CALLS.finditer(text):
         nick = nickname(m.end())
         before = [e for e in named if e.end <= m.start() and e.kind == "PERSON"]
@@ -417,6 +430,8 @@ class ParticipantRedactor:
     #: Organisation keys that hold another entity ("mieterverein leipzig", "rohit's infosys"): their
     #: mentions are redacted piece by piece (see :meth:`_holds_entity`).
     _decomposed: set[str] = field(default_factory=set)
+    #: ``(flat number key, street key)`` pairs a comma joins in some text ("Apt 12, Hanover Quay").
+    units: set[tuple[str, str]] = field(default_factory=set)
     #: The participant's texts, accent-folded and lowercase, once each (see :meth:`note_text`).
     texts: set[str] = field(default_factory=set)
     _gazetteer: re.Pattern[str] | None = None
@@ -435,6 +450,17 @@ class ParticipantRedactor:
         """Keep one of the participant's texts, to count how often it names something on its own."""
         self.texts.add(re.sub(r"\s+", " ", _fold(text)))
         self._resolved = False
+
+    def note_units(self, text: str, entities: Sequence[Entity]) -> None:
+        """Record the flat numbers ``text`` writes beside a street ("Apt 12, Hanover Quay")."""
+        spans = sorted((e for e in entities if e.kind == "LOCATION"), key=lambda e: e.start)
+        for first, second in zip(spans, spans[1:], strict=False):
+            if _attached(first, second, text) and (
+                _UNIT.fullmatch(first.text) or _UNIT.fullmatch(second.text)
+            ):
+                unit, street = (first, second) if _UNIT.fullmatch(first.text) else (second, first)
+                self.units.add((_key(unit.text), _key(street.text)))
+                self._resolved = False
 
     def _count(self, phrase: str) -> int:
         """Whole-word occurrences of the folded ``phrase`` in the participant's texts."""
@@ -495,6 +521,9 @@ class ParticipantRedactor:
         }
         people = {key for kind, key in self.mentions if kind == "PERSON" and " " not in key}
         codes = {canonical(kind, key) for kind, key in cued if kind in ("ID_NUMBER", "PHONE")}
+        full_names = [key.split() for kind, key in self.mentions if kind == "PERSON" and " " in key]
+        families = {t[-1] for t in full_names if len(t[-1]) >= 3}
+        firsts = {t[0] for t in full_names}
         all_orgs = {key for kind, key in self.mentions if kind == "ORGANIZATION"}
         places = [key for kind, key in self.mentions if kind == "LOCATION"]
         for (kind, key), surface in self.mentions.items():
@@ -510,6 +539,14 @@ class ParticipantRedactor:
                 if any(o.endswith(f" {key}") and _longer_form(key, o) for o in places):
                     active.setdefault(("LOCATION", key), surface)
                     continue  # NER's person "del carmen" beside the place "colonia del carmen"
+            if (
+                kind != "PERSON"
+                and (kind, key) not in cued
+                and (len(key.split()) == 1 or key.split()[0] in firsts)
+                and any(p in families for t in key.split() if "-" in t for p in t.split("-"))
+            ):  # NER's place "Tolulope Adeyemi-Bakare" beside the person "tolulope adeyemi"
+                active.setdefault(("PERSON", key), surface)
+                continue
             if kind in _NAMED_KINDS and (kind, key) not in cued:
                 others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
                 if others or (kind != "PERSON" and key in person_parts):
@@ -700,7 +737,7 @@ class ParticipantRedactor:
                     and known("PERSON", words)
                     and known("ORGANIZATION", tokens[j:])
                 ):
-                    return True
+                    return True  # "rohit's infosys"
         return all(covered)  # "Surulere & Yaba": places only
 
     def _pieces(self, span: Entity, gazetteer: Sequence[Entity]) -> list[Entity]:
@@ -713,7 +750,7 @@ class ParticipantRedactor:
         text = span.text
         for hit in [*sorted(inside, key=lambda g: g.start), None]:
             stop = hit.start if hit is not None else span.end
-            segment = text[cursor - span.start : stop - span.start]
+            segment = re.sub(r"^['\u2019]s\b", "  ", text[cursor - span.start : stop - span.start])
             m = re.search(r"[^\W\d_][\w'\u2019.-]*(?:\s+[^\W\d_][\w'\u2019.-]*)*", segment)
             if m and re.search(r"(?<![\w'])[A-Z\u00c0-\u00de]", m.group(0)):
                 rest = re.sub(r"['\u2019]s$", "", m.group(0).rstrip(" .'\u2019"))
@@ -804,6 +841,10 @@ class ParticipantRedactor:
             digits = re.sub(r"\D", "", key)
             if len(digits) >= 9 and not re.search(r"[a-z]", key) and digits[-8:] in phones:
                 join(("ID_NUMBER", key), ("PHONE", phones[digits[-8:]]))
+        # flat numbers written beside a street ("Rua dos Pinheiros 498, apto 72")
+        for unit, street in self.units:
+            if ("LOCATION", unit) in self._active and ("LOCATION", street) in self._active:
+                join(("LOCATION", unit), ("LOCATION", street))
         # a postcode found with its town ("29200 Brest") is also written alone ("ships to 29200")
         for key in by_kind["LOCATION"]:
             code = re.fullmatch(r"(\d{4,5}) [^\W\d_][\w-]*", key)
@@ -822,6 +863,23 @@ class ParticipantRedactor:
         for keys in by_tokens.values():
             for key in keys[1:]:
                 join(("PERSON", key), ("PERSON", keys[0]))
+        # "Tolulope Adeyemi-Bakare" beside "tolulope adeyemi": one first name, a double-barrelled
+        # family name that holds the other
+        for key in people:
+            tokens = key.split()
+            if len(tokens) != 2:
+                continue
+            fuller = [
+                o
+                for o in people
+                if len(o.split()) == 2
+                and o != key
+                and o.split()[0] == tokens[0]
+                and tokens[1] in o.split()[1].split("-")[0:1] + o.split()[1].split("-")[-1:]
+                and "-" in o.split()[1]
+            ]
+            if len(fuller) == 1:
+                join(("PERSON", key), ("PERSON", fuller[0]))
         # "Lari Nogueira" beside "Larissa Nogueira": one family name, a first name that begins the other
         for key in people:
             tokens = key.split()
@@ -1057,8 +1115,9 @@ def _trim_run_on(entity: Entity, text: str) -> Entity:
     friend fatima link her NIN"). A family name stays ("kunle bakare says")."""
     if entity.kind not in ("PERSON", "LOCATION"):
         return entity
-    words = list(re.finditer(r"\S+", text[entity.start : entity.end]))
-    if len(words) < 2 or text[entity.start : entity.end] != entity.text:
+    raw = text[entity.start : entity.end]
+    words = list(re.finditer(r"\S+", raw))
+    if len(words) < 2 or raw.lower() != entity.text.lower():  # NER may have run on a truecased copy
         return entity
     last = words[-1].group(0)
     after = text[entity.end :]
@@ -1076,7 +1135,30 @@ def _trim_run_on(entity: Entity, text: str) -> Entity:
     if entity.kind == "PERSON" and not verb and last not in _CHAT_WORDS and len(words) > 2:
         return entity  # "give ana maria bello her keys": only a two-word span loses its last word
     end = entity.start + words[-2].end()
-    return Entity(entity.start, end, entity.kind, text[entity.start : end], entity.source)
+    return Entity(entity.start, end, entity.kind, entity.text[: words[-2].end()], entity.source)
+
+
+def _trim_lead(entity: Entity) -> Entity:
+    """A named span without the lowercase words before its first capitalised one ("but call
+    Woodlawn Academy"; a name particle stays: "de Souza"), and a lowercase organisation of three
+    words or more without the generic noun it starts with ("school woodlawn academy")."""
+    if entity.kind not in _NAMED_KINDS:
+        return entity
+    words = list(re.finditer(r"\S+", entity.text))
+    first = 0
+    if any(w.group(0)[:1].isupper() for w in words):
+        while (
+            first < len(words) - 1
+            and words[first].group(0).islower()
+            and words[first].group(0) not in _NAME_PARTICLES
+        ):
+            first += 1
+    elif entity.kind == "ORGANIZATION" and len(words) >= 3 and words[0].group(0) in _ORG_NOUNS:
+        first = 1
+    if first == 0:
+        return entity
+    cut = words[first].start()
+    return Entity(entity.start + cut, entity.end, entity.kind, entity.text[cut:], entity.source)
 
 
 def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> list[Entity]:
@@ -1084,7 +1166,7 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
     words outside it ("Manchester M20" beside the postcode "M20 3ED"); implausible or public
     named-entity spans are dropped before they can seed the gazetteer."""
     strong = [p for p in patterns if p.source in _STRONG_SOURCES]
-    weak = [_trim_run_on(p, text) for p in patterns if p.source not in _STRONG_SOURCES]
+    weak = [_trim_run_on(_trim_lead(p), text) for p in patterns if p.source not in _STRONG_SOURCES]
     kept: list[Entity] = []
     for entity in (piece for whole in ner for piece in _span_pieces(whole, text)):
         modal = _MODAL.match(entity.text)
@@ -1110,7 +1192,7 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
                 continue
             offset = rest.start + rest.text.find(surface)
             entity = Entity(offset, offset + len(surface), rest.kind, surface, rest.source)
-        kept.append(_trim_run_on(entity, text))
+        kept.append(_trim_run_on(_trim_lead(entity), text))
     named = [
         e
         for e in [*strong, *kept, *weak]
