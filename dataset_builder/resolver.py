@@ -2,9 +2,11 @@
 
 :class:`ParticipantRedactor` learns every identifier surface a participant's records hold, with the
 detectors that named it (context-cued evidence outweighs a named-entity model's label), joins the
-mentions of one entity (first, full and short names; accents, hyphens and case; an organisation and
-its short form; a street and its numbered address), keeps a person and a place that share a name
-apart, and replaces every mention with one placeholder. ``_combine`` merges pattern, cue and NER
+mentions of one entity (first, full and short names; accents, hyphens and case; nicknames the texts
+tie to a name, :func:`tied_names`; an organisation and its short form; a street and its numbered
+address or flat number; a place and its inflected form or code), keeps a person and a place that
+share a name apart, redacts an organisation that holds another entity piece by piece ("[ORG]
+[PLACE]"), and replaces every mention with one placeholder. ``_combine`` merges pattern, cue and NER
 spans for one text; ``_plausible_name`` drops name-shaped spans that are everyday words or public
 names in context (both used by :mod:`dataset_builder.deidentify`).
 """
@@ -236,7 +238,7 @@ def canonical(kind: str, key: str) -> str:
     and "087 123 4567"), a URL without scheme, "www." or final slash, a de-obfuscated e-mail, an ID
     number's letters and digits without a leading scheme word ("DL AB123456"), a street with its
     type spelt out and no commas ("23 aro st", "rua dos pinheiros, 498"), a person without an
-    honorific ("suzuki-san", "dona chuy").
+    honorific or a relation word before it ("suzuki-san", "dona chuy", "mum birgit").
 
     >>> canonical("PHONE", "+64215550134"), canonical("PHONE", "0215550134")
     ('15550134', '15550134')
@@ -1233,7 +1235,9 @@ def _foreign_stop_words() -> frozenset[str]:
 
 def _span_pieces(entity: Entity, text: str) -> list[Entity]:
     """A named-entity span cut where no name runs: at a line break, "|", "·", "→" or a spaced dash
-    ("Barcelona\\nPhone", "Deloitte | ACA"), at " & " between places ("Surulere & Yaba"), and, in
+    ("Barcelona\\nPhone", "Deloitte | ACA"), at " & " between places ("Surulere & Yaba"), at a
+    nickname's quotes ("Jesusa 'Doña Chuy' Ramírez"), after a lowercase relation word before a
+    person ("mum birgit"), and, in
     lowercase writing, before a function word that follows the first word ("jörg und ich wollen
     am" → "jörg", "emre wird" → "emre"); a capitalised span loses the lowercase words after its last
     capitalised word ("Kuba nas odbiera z lotniska" → "Kuba"), a person's span its trailing
