@@ -283,6 +283,13 @@ _ALSO_CALLED = re.compile(
 #: "friends call her", "his family calls him", "everyone calls me": the name that follows is a
 #: nickname of the person just named (or of the participant).
 _CALLS = re.compile(r"\b(?:calls?|called)\s+(?P<who>her|him|them|me)\s+", re.IGNORECASE)
+#: The closing words of a message right before the writer's name ("Love, Migs", "Cheers,\nLiam").
+_SIGN_OFF = re.compile(
+    r"(?:^|[.!?\n]\s*|\s)(?:love|cheers|regards|best|best\s+wishes|kind\s+regards|warmly|sincerely|thanks|"
+    r"thank\s+you|obrigad[ao]|gracias|saludos|gr[üu](?:ß|ss)e|pozdrawiam|salamat|ciao|bisous|xx+|xoxo)"
+    r"\s*[,!]?\s*$",
+    re.IGNORECASE,
+)
 #: A quoted word between two words of a name ("aarav 'bunty' kulkarni").
 _QUOTED_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+['\u2018\"\u201c](?P<b>[^\W\d_][\w -]{1,20}?)['\u2019\"\u201d]\s+"
@@ -319,7 +326,8 @@ def tied_names(
     right after them ("shazza (sharon kealy)"), a person and the name they are "nicknamed", "known
     as" or "aka" ("Luis Ortega, nicknamed El Chato"), and the name the person just named, or the
     participant (``user``, the key of their own name), is called by ("Chiamaka Okonkwo-Bakare;
-    friends call her Ama", "user's family calls her shiro"). The name after the cue is a span the
+    friends call her Ama", "user's family calls her shiro"), and the name that signs off a message
+    the participant asked for ("… Love, Migs"). The name after the cue is a span the
     recognizers found, quoted, capitalised, or a person the participant's texts name elsewhere
     (``known``); in brackets, a person span or a known person ("Shiro (Treasurer)" ties nothing).
     The one with fewer words is the nickname.
@@ -373,6 +381,14 @@ def tied_names(
         also = _ALSO_CALLED.match(after)
         if also:
             tie(nickname(person.end + also.end()), _key(person.text))
+    last = named[-1] if named else None
+    if (
+        last is not None
+        and last.kind == "PERSON"
+        and not re.search(r"[^\W\d_]", text[last.end :])
+        and _SIGN_OFF.search(text[: last.start])
+    ):  # "… Love, Migs": the writer of a message drafted for the participant is the participant
+        tie(_key(last.text), user or "")
     for m in _QUOTED_INSIDE.finditer(text):  # "aarav 'bunty' kulkarni" in lowercase writing
         if any(e.start <= m.start("a") and m.end("c") <= e.end for e in named) or (
             any(e.start <= m.start("a") < e.end for e in named)

@@ -323,3 +323,13 @@ def test_state_code_and_flat_number_join_their_place() -> None:
         "the boiler in Apt 9 broke", [_span("the boiler in Apt 9 broke", "Apt 9", "LOCATION")]
     )
     assert text == "the boiler in [LOCATION_2] broke"  # the street's placeholder
+
+
+def test_sign_off_name_is_the_participant() -> None:
+    t = "Ma, my new number is below. Love, Piko"
+    assert tied_names(t, [_span(t, "Piko")], "joaquin reyes lim") == [("piko", "joaquin reyes lim")]
+    assert tied_names(t, [_span(t, "Piko")]) == []  # the participant's own name is unknown
+    t = "Love, Piko said the cake was great"
+    assert tied_names(t, [_span(t, "Piko")], "joaquin reyes lim") == []  # no sign-off: text goes on
+    t = "Hi Piko, see you soon"
+    assert tied_names(t, [_span(t, "Piko")], "joaquin reyes lim") == []
