@@ -513,8 +513,7 @@ class ParticipantRedactor:
         person's ("weta" beside "Weta Workshop") is that organisation, and one that ends a place's
         name after words that name the kind of place ("del carmen" beside "colonia del carmen") is
         that place; a named span with digits that an ID pattern found elsewhere ("LRK-4821") is
-        that ID; a person the NER model alone named that is the label of the participant's own web
-        address ("Pasteles Xime" beside pastelesxime.com) is that site's organisation.
+        that ID.
         Two kinds that both have such evidence ("Jordan" the friend and the country) stay apart.
         """
         cued = {
@@ -549,16 +548,6 @@ class ParticipantRedactor:
             if kind in _NAMED_KINDS and (kind, key) not in cued and re.search(r"\d", key):
                 if canonical("ID_NUMBER", key) in codes:
                     continue  # NER's place "LRK-4821" beside the plate an ID pattern found
-            if (
-                kind == "PERSON"
-                and (kind, key) not in cued
-                and "domain" in self.evidence.get(("ORGANIZATION", key), ())
-                and not any(
-                    k == "PERSON" and o != key and " " in o and o.split()[-1] == key.split()[-1]
-                    for k, o in self.mentions
-                )  # "Lari Nogueira" beside "larissa nogueira" stays a person
-            ):
-                continue  # NER's person "Pasteles Xime" beside the participant's site pastelesxime.com
             if kind == "PERSON" and (kind, key) not in cued and key not in person_parts:
                 if any(o.startswith(f"{key} ") for o in all_orgs) and not any(
                     o.startswith(f"{key} ") for k, o in self.mentions if k == "PERSON"

@@ -333,30 +333,3 @@ def test_sign_off_name_is_the_participant() -> None:
     assert tied_names(t, [_span(t, "Piko")], "joaquin reyes lim") == []  # no sign-off: text goes on
     t = "Hi Piko, see you soon"
     assert tied_names(t, [_span(t, "Piko")], "joaquin reyes lim") == []
-
-
-def test_person_that_labels_the_participants_site_is_its_organisation() -> None:
-    redactor = _redactor(
-        [
-            ("Tortas Vale", "PERSON", "ner"),
-            ("Tortas Vale", "ORGANIZATION", "domain"),
-            ("Vale", "PERSON", "ner"),
-            ("Valentina", "PERSON", "relation"),
-        ]
-    )
-    t = "Tortas Vale bakes; ask Vale or Valentina"
-    spans = [_span(t, "Tortas Vale"), _span(t, "Vale or", "PERSON"), _span(t, "Valentina")]
-    spans[1] = Entity(spans[1].start, spans[1].start + 4, "PERSON", "Vale", "ner")
-    text, _ = redactor.redact(t, spans)
-    assert text == "[ORGANIZATION_1] bakes; ask [PERSON_1] or [PERSON_1]"
-    redactor = _redactor(
-        [
-            ("Ana Brill", "PERSON", "ner"),
-            ("Ana Brill", "ORGANIZATION", "domain"),
-            ("anabel brill", "PERSON", "relation"),
-        ]
-    )
-    t = "signed Ana Brill"
-    assert (
-        redactor.redact(t, [_span(t, "Ana Brill")])[0] == "signed [PERSON_1]"
-    )  # a person, named so elsewhere
