@@ -77,6 +77,8 @@ from .resolver import (
     _combine,
     _fold,
     _key,
+    tied_names,
+    user_names,
 )
 
 __all__ = [
@@ -479,6 +481,12 @@ def _weak_ner(
     )
 
 
+def _cased_run_on(text: str) -> bool:
+    """True for a span whose first word is capitalised and a later one lowercase ("Aoife pozdrawia")."""
+    words = text.split()
+    return len(words) > 1 and words[0][:1].isupper() and any(w[:1].islower() for w in words[1:])
+
+
 def _jobs_by_participant(jobs: Sequence[tuple[str, str, str]]) -> dict[str, list[tuple[str, str, str]]]:
     """The ``(participant, slot, text)`` jobs grouped by participant."""
     grouped: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
@@ -600,6 +608,7 @@ def deidentify_records(
     for pid in public:
         public[pid] -= employers[pid]
     for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")
+        redactors[pid].note_text(text)
         for nick, full in find_nicknames(text):
             redactors[pid].learn(
                 [
@@ -634,6 +643,7 @@ def deidentify_records(
             for name in ("response_with_memory", "response_without_memory"):
                 general_dates[f"{record.record_id}\0{name}"] = values
     ner_raw: dict[str, list[Entity]] = {}
+    combined: dict[str, list[tuple[str, list[Entity]]]] = defaultdict(list)
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
@@ -667,6 +677,7 @@ def deidentify_records(
         ]
         entities = _combine(text, cued, ner_entities)
         redactors[pid].learn(entities)
+        combined[pid].append((text, entities))
         # a cue's label for the very span NER also labelled ("my sister Sofía Ibarra", which NER calls
         # an organisation; "a trip to paris") is evidence for the resolver, though NER's span won
         redactors[pid].learn(
@@ -678,6 +689,13 @@ def deidentify_records(
         )
         if slot:
             detected[slot] = entities
+    for pid, texts in combined.items():  # names the texts tie together ("shazza (sharon kealy)")
+        user = next((name for text, found in texts for name in user_names(text, found)), None)
+        known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
+        for text, found in dict.fromkeys((t, tuple(f)) for t, f in texts):
+            for nick, full in tied_names(text, found, user, known):
+                redactors[pid].learn([Entity(0, 0, "PERSON", n, "nickname") for n in (nick, full)])
+                redactors[pid].nicknames.add((nick, full))
     # the label of a participant's own web address, written as a name elsewhere ("for Crumbhaus")
     labels = {
         pid: domain_labels(
@@ -703,6 +721,8 @@ def deidentify_records(
         if rare is not None:  # "denise okonkwo" beside a known "Denise"; "a party in kilimani"
             extended = extend_known_names(text, extended, known, rare, stop=NEVER_NAMES)
             extended = find_rare_places(text, extended, rare, stop=NEVER_NAMES)
+            # a known capitalised name is not extended by a lowercase word ("Aoife pozdrawia!")
+            extended = [e for e in extended if not (e.source == "namepart" and _cased_run_on(e.text))]
         # "Ani, try this" beside a known "Anika"; "from home in Obs" in the participant's own words
         extended = find_short_names(text, extended, ner_raw.get(slot, []), known)
         if not _is_response(slot):
@@ -711,6 +731,9 @@ def deidentify_records(
             )
         redactors[pid].learn([e for e in extended if e.source in ("namepart", "rareplace")])
         detected[slot] = extended
+    for pid, slot, text in jobs:
+        if slot:
+            redactors[pid].note_units(text, detected[slot])
 
     results: dict[str, DeidentifiedRecord] = {}
     for pid, group in by_participant.items():

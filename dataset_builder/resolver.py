@@ -2,9 +2,11 @@
 
 :class:`ParticipantRedactor` learns every identifier surface a participant's records hold, with the
 detectors that named it (context-cued evidence outweighs a named-entity model's label), joins the
-mentions of one entity (first, full and short names; accents, hyphens and case; an organisation and
-its short form; a street and its numbered address), keeps a person and a place that share a name
-apart, and replaces every mention with one placeholder. ``_combine`` merges pattern, cue and NER
+mentions of one entity (first, full and short names; accents, hyphens and case; nicknames the texts
+tie to a name, :func:`tied_names`; an organisation and its short form; a street and its numbered
+address or flat number; a place and its inflected form or code), keeps a person and a place that
+share a name apart, redacts an organisation that holds another entity piece by piece ("[ORG]
+[PLACE]"), and replaces every mention with one placeholder. ``_combine`` merges pattern, cue and NER
 spans for one text; ``_plausible_name`` drops name-shaped spans that are everyday words or public
 names in context (both used by :mod:`dataset_builder.deidentify`).
 """
@@ -31,7 +33,7 @@ from .detectors import (
 from .entity_cues import _DETERMINER_BEFORE
 from .public import anchored_place, country_names, trip_destination
 
-__all__ = ["ParticipantRedactor", "canonical"]
+__all__ = ["ParticipantRedactor", "canonical", "tied_names", "user_names"]
 
 _NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
 #: Detectors whose label rests on a context cue, a format or the profile (not on NER alone).
@@ -102,6 +104,12 @@ _NAME_ONLY_AFTER = re.compile(
 _RELATION_BEFORE = re.compile(
     rf"\b(?:my|our|your|his|her|their|'s)\s+(?:{RELATION_WORDS})\s+$", re.IGNORECASE
 )
+#: A possessive before what only a person has ("jordan's email", "Ana's phone").
+_PERSONAL_POSSESSIVE = re.compile(
+    r"['\u2019]s\s+(?:e-?mail|number|phone|mobile|cell|birthday|bday|wedding|husband|wife|partner|"
+    r"boyfriend|girlfriend|kids?|son|daughter|mum|mom|dad|parents|name|message|text)\b",
+    re.IGNORECASE,
+)
 _PLACE_CUE_BEFORE = re.compile(
     r"(?:\b(?:in|at|to|from|near|around|outside|of|into|towards?)\s+(?:the\s+)?|,\s*)$", re.IGNORECASE
 )
@@ -124,7 +132,8 @@ _COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
 #: Cape Town", "Nashik Road".
 _PLACE_GENERIC = frozenset(
     """city state province county district region municipality prefecture metro metropolitan area
-    greater town township of the road rd street st north south east west central upper lower""".split()
+    greater town township of the road rd street st north south east west central upper lower phase sector
+    block zone stage layout extension colonia col barrio bairro""".split()
 )
 _OF_WORD = frozenset("of de du di da del des von".split())
 
@@ -146,7 +155,8 @@ def _longer_form(key: str, longer: str) -> bool:
     rest = longer[len(key) :].split()
     if len(rest) == 1 and re.fullmatch(r"\d{1,5}[a-z]?", rest[0]):
         return key not in place_names()  # "karl-heine-straße 42", not the district "dublin 2"
-    return all(w in _PLACE_GENERIC for w in rest)
+    words = [w for w in rest if not re.fullmatch(r"\d{1,3}", w)]  # "lekki phase 1", "sector 62"
+    return bool(words) and all(w.rstrip(".") in _PLACE_GENERIC for w in words)
 
 
 def _abbreviates(short: str, long: str) -> bool:
@@ -157,6 +167,17 @@ def _abbreviates(short: str, long: str) -> bool:
         return False
     pairs = list(zip(a, b, strict=False))
     return all(len(x) >= 3 and y.startswith(x) for x, y in pairs[1:]) and any(x != y for x, y in pairs)
+
+
+def _code_of(code: str, name: str) -> bool:
+    """True when a three-letter code is the start of a one-word place name ("amm" of "amman") or
+    its first letter and two later consonants in order ("krk" of "krakow")."""
+    if name.startswith(code):
+        return True
+    if code[0] != name[:1] or any(c in "aeiouy" for c in code[1:]):
+        return False
+    rest = iter(name[1:])
+    return all(c in rest for c in code[1:])
 
 
 def _fold(text: str) -> str:
@@ -219,7 +240,7 @@ def canonical(kind: str, key: str) -> str:
     and "087 123 4567"), a URL without scheme, "www." or final slash, a de-obfuscated e-mail, an ID
     number's letters and digits without a leading scheme word ("DL AB123456"), a street with its
     type spelt out and no commas ("23 aro st", "rua dos pinheiros, 498"), a person without an
-    honorific ("suzuki-san", "dona chuy").
+    honorific or a relation word before it ("suzuki-san", "dona chuy", "mum birgit").
 
     >>> canonical("PHONE", "+64215550134"), canonical("PHONE", "0215550134")
     ('15550134', '15550134')
@@ -249,8 +270,143 @@ def canonical(kind: str, key: str) -> str:
             tokens[-1] = _STREET_ABBREVIATIONS.get(tokens[-1].rstrip("."), tokens[-1])
         return " ".join(tokens)
     if kind == "PERSON":
-        return _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
+        key = _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
+        relation = re.match(rf"(?:{RELATION_WORDS})\s+(?=\S)", key)
+        return key[relation.end() :] if relation else key  # "mum birgit"
     return key
+
+
+#: Words that give a person a second name right after the first ("Luis Ortega, nicknamed El Chato").
+_ALSO_CALLED = re.compile(
+    r"^\s*,?\s*\(?\s*(?:nicknamed|nickname|known\s+as|aka|a\.k\.a\.?|also\s+called|called|dubbed|"
+    r"goes\s+by)\s+",
+    re.IGNORECASE,
+)
+#: "friends call her", "his family calls him", "everyone calls me": the name that follows is a
+#: nickname of the person just named (or of the participant).
+_CALLS = re.compile(r"\b(?:calls?|called)\s+(?P<who>her|him|them|me)\s+", re.IGNORECASE)
+#: The closing words of a message right before the writer's name ("Love, Migs", "Cheers,\nLiam").
+_SIGN_OFF = re.compile(
+    r"(?:^|[.!?\n]\s*|\s)(?:love|cheers|regards|best|best\s+wishes|kind\s+regards|warmly|sincerely|thanks|"
+    r"thank\s+you|obrigad[ao]|gracias|saludos|gr[üu](?:ß|ss)e|pozdrawiam|salamat|ciao|bisous|xx+|xoxo)"
+    r"\s*[,!]?\s*$",
+    re.IGNORECASE,
+)
+#: A quoted word between two words of a name ("aarav 'bunty' kulkarni").
+_QUOTED_INSIDE = re.compile(
+    r"(?P<a>[^\W\d_][\w-]+)\s+['\u2018\"\u201c](?P<b>[^\W\d_][\w -]{1,20}?)['\u2019\"\u201d]\s+"
+    r"(?P<c>[^\W\d_][\w-]+)"
+)
+#: The participant's own name in a memory: "user's name is …", "user's full name …", "my name is …".
+_USER_NAME = re.compile(
+    r"\b(?:user(?:['\u2019]s)?|my)\s+(?:full\s+|real\s+|legal\s+|first\s+)?name\s+(?:is\s+)?$",
+    re.IGNORECASE,
+)
+_SELF = re.compile(r"^\W*(?:the\s+)?user\b|\b(?:i|me|my)\b", re.IGNORECASE)
+
+
+def user_names(text: str, entities: Sequence[Entity]) -> list[str]:
+    """The keys of the names ``text`` gives the participant ("user's name is miguel santos reyes",
+    "my name is Ana"), whatever kind the recognizer gave the span."""
+    return [_key(e.text) for e in entities if e.kind in _NAMED_KINDS and _USER_NAME.search(text[: e.start])]
+
+
+#: A nickname's words: quoted, or one to three words up to a bracket, a comma or a sentence's end.
+_NICK_AFTER = re.compile(
+    r"[\"'\u2018\u201c](?P<q>[^\"'\u2019\u201d\n]{2,25})[\"'\u2019\u201d]"
+    r"|(?P<w>[^\W\d_][\w\u2019-]*(?:\s+[^\W\d_][\w\u2019-]*){0,2}?)(?=\s*(?:[,.;:!?)]|$))"
+)
+
+
+def tied_names(
+    text: str,
+    entities: Sequence[Entity],
+    user: str | None = None,
+    known: frozenset[str] | set[str] = frozenset(),
+) -> list[tuple[str, str]]:
+    """``(nickname key, name key)`` pairs the text ties together: a person and the name in brackets
+    right after them ("shazza (sharon kealy)"), a person and the name they are "nicknamed", "known
+    as" or "aka" ("Luis Ortega, nicknamed El Chato"), and the name the person just named, or the
+    participant (``user``, the key of their own name), is called by ("Chiamaka Okonkwo-Bakare;
+    friends call her Ama", "user's family calls her shiro"), and the name that signs off a message
+    the participant asked for ("… Love, Migs"). The name after the cue is a span the
+    recognizers found, quoted, capitalised, or a person the participant's texts name elsewhere
+    (``known``); in brackets, a person span or a known person ("Shiro (Treasurer)" ties nothing).
+    The one with fewer words is the nickname.
+
+    >>> E = lambda t, s, k="PERSON": Entity(t.index(s), t.index(s) + len(s), k, s, "ner")
+    >>> t = "my boss is shazza (sharon kealy)"
+    >>> tied_names(t, [E(t, "shazza"), E(t, "sharon kealy")])
+    [('shazza', 'sharon kealy')]
+    >>> t = "user's family calls her shiro."
+    >>> tied_names(t, [], "wanjiru kamau", {"shiro"}), tied_names(t, [], "wanjiru kamau")
+    ([('shiro', 'wanjiru kamau')], [])
+    >>> t = "my sister Ana (Vegetarian) and Luis Ortega, nicknamed El Chato."
+    >>> tied_names(t, [E(t, "Ana"), E(t, "Luis Ortega"), E(t, "El Chato", "ORGANIZATION")])
+    [('el chato', 'luis ortega')]
+    """
+    named = sorted((e for e in entities if e.kind in _NAMED_KINDS), key=lambda e: e.start)
+    pairs: list[tuple[str, str]] = []
+
+    def nickname(at: int, strict: bool = False) -> str:
+        """The name written at ``at``, or ``""`` (``strict``: a person span or a known person)."""
+        span = next((e for e in named if e.start == at), None)
+        if span is not None and (span.kind == "PERSON" or not strict):
+            return _key(span.text)
+        if strict:
+            m = _NICK_AFTER.match(text, at)
+            key = _key(m.group("q") or m.group("w")) if m else ""
+            return key if key in known else ""
+        m = _NICK_AFTER.match(text, at)
+        if m is None:
+            return ""
+        words = m.group("q") or m.group("w")
+        key = _key(words)
+        if not key or any(_function_word(w) for w in key.split()):
+            return ""
+        return key if (m.group("q") or words[:1].isupper() or key in known) else ""
+
+    def tie(a: str, b: str) -> None:
+        if a and b and a != b:
+            pairs.append((a, b) if len(a.split()) <= len(b.split()) else (b, a))
+
+    for person in named:
+        if person.kind != "PERSON" and not _ALSO_CALLED.match(text[person.end :]):
+            continue
+        after = text[person.end :]
+        bracket = re.match(r"\s*\(\s*", after)
+        if person.kind == "PERSON" and bracket:
+            inner = nickname(person.end + bracket.end(), strict=True)
+            close = text.find(")", person.end + bracket.end())
+            if inner and close > 0 and _key(text[person.end + bracket.end() : close]) == inner:
+                tie(inner, _key(person.text))
+        also = _ALSO_CALLED.match(after)
+        if also:
+            tie(nickname(person.end + also.end()), _key(person.text))
+    last = named[-1] if named else None
+    if (
+        last is not None
+        and last.kind == "PERSON"
+        and not re.search(r"[^\W\d_]", text[last.end :])
+        and _SIGN_OFF.search(text[: last.start])
+    ):  # "… Love, Migs": the writer of a message drafted for the participant is the participant
+        tie(_key(last.text), user or "")
+    for m in _QUOTED_INSIDE.finditer(text):  # "aarav 'bunty' kulkarni" in lowercase writing
+        if any(e.start <= m.start("a") and m.end("c") <= e.end for e in named) or (
+            any(e.start <= m.start("a") < e.end for e in named)
+            and any(e.start < m.end("c") <= e.end for e in named)
+        ):
+            nick = _key(m.group("b"))
+            if nick and not any(_function_word(w) for w in nick.split()):
+                tie(nick, _key(f"{m.group('a')} {m.group('c')}"))
+    for m in _CALLS.finditer(text):
+        nick = nickname(m.end())
+        before = [e for e in named if e.end <= m.start() and e.kind == "PERSON"]
+        if m.group("who").lower() == "me" or (not before and _SELF.search(text[: m.start()])):
+            tie(nick, user or "")
+        elif before:
+            tie(nick, _key(before[-1].text))
+    return pairs
 
 
 @dataclass
@@ -291,6 +447,13 @@ class ParticipantRedactor:
     #: ``(nickname key, full-name key)`` pairs the texts tie together ("Jakub 'Kuba' Nowak").
     nicknames: set[tuple[str, str]] = field(default_factory=set)
     _active: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Organisation keys that hold another entity ("mieterverein leipzig", "rohit's infosys"): their
+    #: mentions are redacted piece by piece (see :meth:`_holds_entity`).
+    _decomposed: set[str] = field(default_factory=set)
+    #: ``(flat number key, street key)`` pairs a comma joins in some text ("Apt 12, Hanover Quay").
+    units: set[tuple[str, str]] = field(default_factory=set)
+    #: The participant's texts, accent-folded and lowercase, once each (see :meth:`note_text`).
+    texts: set[str] = field(default_factory=set)
     _gazetteer: re.Pattern[str] | None = None
     _resolved: bool = False
 
@@ -302,6 +465,27 @@ class ParticipantRedactor:
         elif anchored_place(text, start, end):
             self.anchored.add(key)
         self._resolved = False
+
+    def note_text(self, text: str) -> None:
+        """Keep one of the participant's texts, to count how often it names something on its own."""
+        self.texts.add(re.sub(r"\s+", " ", _fold(text)))
+        self._resolved = False
+
+    def note_units(self, text: str, entities: Sequence[Entity]) -> None:
+        """Record the flat numbers ``text`` writes beside a street ("Apt 12, Hanover Quay")."""
+        spans = sorted((e for e in entities if e.kind == "LOCATION"), key=lambda e: e.start)
+        for first, second in zip(spans, spans[1:], strict=False):
+            if _attached(first, second, text) and (
+                _UNIT.fullmatch(first.text) or _UNIT.fullmatch(second.text)
+            ):
+                unit, street = (first, second) if _UNIT.fullmatch(first.text) else (second, first)
+                self.units.add((_key(unit.text), _key(street.text)))
+                self._resolved = False
+
+    def _count(self, phrase: str) -> int:
+        """Whole-word occurrences of the folded ``phrase`` in the participant's texts."""
+        pattern = re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)")
+        return sum(len(pattern.findall(text)) for text in self.texts)
 
     def learn(self, entities: Sequence[Entity]) -> None:
         """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
@@ -327,7 +511,11 @@ class ParticipantRedactor:
         organisation found by a cue ("the Tesco Extra" beside "works at tesco"), or that is the first
         word(s) of one, no known place and never written as a place ("Hillcrest" beside "a nurse at
         Hillcrest Medical Center", unlike "a GP in Fitzroy" beside "fitzroy auto repairs"), is that
-        organisation.
+        organisation; a person the NER model alone named that begins an organisation's name and no
+        person's ("weta" beside "Weta Workshop") is that organisation, and one that ends a place's
+        name after words that name the kind of place ("del carmen" beside "colonia del carmen") is
+        that place; a named span with digits that an ID pattern found elsewhere ("LRK-4821") is
+        that ID.
         Two kinds that both have such evidence ("Jordan" the friend and the country) stay apart.
         """
         cued = {
@@ -352,7 +540,33 @@ class ParticipantRedactor:
             re.sub(r"^\d+[a-z]?\s+|\s+\d+[a-z]?$", "", key) for kind, key in cued if kind == "LOCATION"
         }
         people = {key for kind, key in self.mentions if kind == "PERSON" and " " not in key}
+        codes = {canonical(kind, key) for kind, key in cued if kind in ("ID_NUMBER", "PHONE")}
+        full_names = [key.split() for kind, key in self.mentions if kind == "PERSON" and " " in key]
+        families = {t[-1] for t in full_names if len(t[-1]) >= 3}
+        firsts = {t[0] for t in full_names}
+        all_orgs = {key for kind, key in self.mentions if kind == "ORGANIZATION"}
+        places = [key for kind, key in self.mentions if kind == "LOCATION"]
         for (kind, key), surface in self.mentions.items():
+            if kind in _NAMED_KINDS and (kind, key) not in cued and re.search(r"\d", key):
+                if canonical("ID_NUMBER", key) in codes:
+                    continue  # NER's place "LRK-4821" beside the plate an ID pattern found
+            if kind == "PERSON" and (kind, key) not in cued and key not in person_parts:
+                if any(o.startswith(f"{key} ") for o in all_orgs) and not any(
+                    o.startswith(f"{key} ") for k, o in self.mentions if k == "PERSON"
+                ):  # NER's person "weta" beside "Weta Workshop": the organisation's short form
+                    active.setdefault(("ORGANIZATION", key), surface)
+                    continue
+                if any(o.endswith(f" {key}") and _longer_form(key, o) for o in places):
+                    active.setdefault(("LOCATION", key), surface)
+                    continue  # NER's person "del carmen" beside the place "colonia del carmen"
+            if (
+                kind != "PERSON"
+                and (kind, key) not in cued
+                and (len(key.split()) == 1 or key.split()[0] in firsts)
+                and any(p in families for t in key.split() if "-" in t for p in t.split("-"))
+            ):  # NER's place "Tolulope Adeyemi-Bakare" beside the person "tolulope adeyemi"
+                active.setdefault(("PERSON", key), surface)
+                continue
             if kind in _NAMED_KINDS and (kind, key) not in cued:
                 others = {k for k in kinds_of[key] if k != kind and (k, key) in cued}
                 if others or (kind != "PERSON" and key in person_parts):
@@ -399,6 +613,11 @@ class ParticipantRedactor:
         self.aliases.clear()
         self.surfaces.clear()
         self._active = self._label_mentions()
+        self._decomposed = {
+            key for kind, key in self._active if kind == "ORGANIZATION" and self._holds_entity(key)
+        }
+        for key in self._decomposed:
+            del self._active[("ORGANIZATION", key)]
         by_kind: dict[str, list[str]] = defaultdict(list)
         for kind, key in self._active:
             by_kind[kind].append(key)
@@ -493,10 +712,80 @@ class ParticipantRedactor:
         self._gazetteer = None
         self._resolved = True
 
+    def _holds_entity(self, key: str) -> bool:
+        """True for an organisation the named-entity model alone found whose words after the first
+        hold a place or another organisation the participant also names on its own ("infosys
+        hinjewadi" beside "infosys" and "hinjewadi"), that lists places only ("surulere & yaba"),
+        or that is a person's possessive before a known organisation ("rohit's infosys"): each
+        entity keeps its own placeholder there. A place that starts a name ("Leeds City Council")
+        or follows "of" ("Royal Infirmary of Edinburgh"),
+        a person's name inside a business's name ("Ceramiche Pina", "Ama's Oven") and an
+        organisation's own short form ("Charité HR") do not count."""
+        if self.evidence[("ORGANIZATION", key)] & _CUED_SOURCES:
+            return False
+        tokens = [re.sub(r"['\u2019]s$", "", t) for t in key.split()]
+        countries = country_names()
+
+        bare = " ".join(tokens)  # without the possessive
+        whole = self._count(key) + (self._count(bare) if bare != key else 0)
+
+        def known(kind: str, words: list[str]) -> bool:
+            sub = " ".join(words)
+            return (
+                len(sub) >= 3
+                and sub != key
+                and (kind, sub) in self._active
+                and not (kind == "LOCATION" and sub in countries)
+                and (not self.texts or self._count(sub) > whole)  # named on its own too ("Clyde Cycles")
+            )
+
+        covered = [not re.search(r"[^\W\d_]", t) or t in ("and", "und", "y", "et", "e") for t in tokens]
+        for i in range(len(tokens)):
+            for j in range(i + 1, len(tokens) + 1):
+                words = tokens[i:j]
+                if (
+                    i > 0
+                    and tokens[i - 1] not in _OF_WORD  # "Royal Infirmary of Edinburgh" is one name
+                    and (known("LOCATION", words) or known("ORGANIZATION", words))
+                ):
+                    return True
+                if known("LOCATION", words):
+                    covered[i:j] = [True] * (j - i)
+                if (
+                    j < len(tokens)
+                    and key.split()[j - 1].endswith(("'s", "\u2019s"))
+                    and known("PERSON", words)
+                    and known("ORGANIZATION", tokens[j:])
+                ):
+                    return True  # "rohit's infosys"
+        return all(covered)  # "Surulere & Yaba": places only
+
+    def _pieces(self, span: Entity, gazetteer: Sequence[Entity]) -> list[Entity]:
+        """An organisation span that holds other entities (:meth:`_holds_entity`) as the gazetteer's
+        hits inside it plus its other capitalised words, one organisation of their own ("Immigration
+        Bureau"); punctuation, "&" and a possessive stay as written."""
+        inside = [g for g in gazetteer if span.start <= g.start and g.end <= span.end]
+        pieces: list[Entity] = []
+        cursor = span.start
+        text = span.text
+        for hit in [*sorted(inside, key=lambda g: g.start), None]:
+            stop = hit.start if hit is not None else span.end
+            segment = re.sub(r"^['\u2019]s\b", "  ", text[cursor - span.start : stop - span.start])
+            m = re.search(r"[^\W\d_][\w'\u2019.-]*(?:\s+[^\W\d_][\w'\u2019.-]*)*", segment)
+            if m and re.search(r"(?<![\w'])[A-Z\u00c0-\u00de]", m.group(0)):
+                rest = re.sub(r"['\u2019]s$", "", m.group(0).rstrip(" .'\u2019"))
+                if rest and not _function_word(rest.lower()):
+                    begin = cursor + m.start()
+                    pieces.append(Entity(begin, begin + len(rest), "ORGANIZATION", rest, span.source))
+            if hit is not None:
+                cursor = hit.end
+        return pieces
+
     def _join_acronyms(self, by_kind: dict[str, list[str]]) -> None:
         """Alias an acronym written in capitals to the one organisation or place it abbreviates: the
         initials of its words ("TTSH" of "Tan Tock Seng Hospital", "SA" of "San Antonio") or, for
-        three letters, the start of one place's single-word name ("AMM" of "Amman")."""
+        three letters, the start of one place's single-word name ("AMM" of "Amman") or its first
+        letter and two of its later consonants ("KRK" of "Kraków")."""
         named = [
             (kind, key)
             for kind in ("ORGANIZATION", "LOCATION")
@@ -514,16 +803,23 @@ class ParticipantRedactor:
                     if o != key
                     and (
                         "".join(w[0] for w in o.split() if w not in ("of", "the", "de", "and")) == key
-                        or (k == "LOCATION" and len(key) == 3 and " " not in o and o.startswith(key))
+                        or (k == "LOCATION" and len(key) == 3 and " " not in o and _code_of(key, o))
                     )
+                }
+                targets = {  # not a place's inflected form beside it ("krakowie" of "krakow")
+                    (k, o)
+                    for k, o in targets
+                    if not any(o2 != o and len(o2) >= 5 and o.startswith(o2) for _, o2 in targets)
                 }
                 if len(targets) == 1:
                     self.aliases[(kind, key)] = next(iter(targets))
 
     def _join_spellings(self, by_kind: dict[str, list[str]]) -> None:
         """Alias the spellings of one identifier (:func:`canonical`), a person's names in another
-        order ("Tanaka Haruto"), a nickname the texts tie to a name ("Jakub 'Kuba' Nowak") and a
-        short form that begins exactly one known first name ("ani" for "Anika")."""
+        order ("Tanaka Haruto"), a nickname the texts tie to a name ("Jakub 'Kuba' Nowak"), a
+        short form that begins exactly one known first name ("ani" for "Anika"), a family name
+        whose full names all name one person, a place's inflected form ("Krakowie" of "Kraków")
+        and a number an ID pattern matched that ends with a known phone's digits."""
 
         def root(entity: tuple[str, str]) -> tuple[str, str]:
             seen = set()
@@ -551,6 +847,24 @@ class ParticipantRedactor:
                     and (("PERSON", canon) in self._active or ("PERSON", canon) in self.aliases)
                 ):  # "suzuki-san" beside "Suzuki Kenji", whose part "suzuki" is an alias
                     join((kind, keys[0]), (kind, canon))
+        # a place's inflected form the recognizer found on its own ("Krakowie" beside "Kraków")
+        places = set(by_kind["LOCATION"])
+        for key in by_kind["LOCATION"]:
+            for n in range(1, 4):
+                base = key[:-n]
+                if len(base) >= 5 and base in places and re.fullmatch(_INFLECTION, key[-n:]):
+                    join(("LOCATION", key), ("LOCATION", base))
+                    break
+        # a number an ID pattern matched that ends with a known phone's digits ("06-41827735")
+        phones = {canonical("PHONE", k): k for k in by_kind["PHONE"]}
+        for key in by_kind["ID_NUMBER"]:
+            digits = re.sub(r"\D", "", key)
+            if len(digits) >= 9 and not re.search(r"[a-z]", key) and digits[-8:] in phones:
+                join(("ID_NUMBER", key), ("PHONE", phones[digits[-8:]]))
+        # flat numbers written beside a street ("Rua dos Pinheiros 498, apto 72")
+        for unit, street in self.units:
+            if ("LOCATION", unit) in self._active and ("LOCATION", street) in self._active:
+                join(("LOCATION", unit), ("LOCATION", street))
         # a postcode found with its town ("29200 Brest") is also written alone ("ships to 29200")
         for key in by_kind["LOCATION"]:
             code = re.fullmatch(r"(\d{4,5}) [^\W\d_][\w-]*", key)
@@ -569,6 +883,23 @@ class ParticipantRedactor:
         for keys in by_tokens.values():
             for key in keys[1:]:
                 join(("PERSON", key), ("PERSON", keys[0]))
+        # "Tolulope Adeyemi-Bakare" beside "tolulope adeyemi": one first name, a double-barrelled
+        # family name that holds the other
+        for key in people:
+            tokens = key.split()
+            if len(tokens) != 2:
+                continue
+            fuller = [
+                o
+                for o in people
+                if len(o.split()) == 2
+                and o != key
+                and o.split()[0] == tokens[0]
+                and tokens[1] in o.split()[1].split("-")[0:1] + o.split()[1].split("-")[-1:]
+                and "-" in o.split()[1]
+            ]
+            if len(fuller) == 1:
+                join(("PERSON", key), ("PERSON", fuller[0]))
         # "Lari Nogueira" beside "Larissa Nogueira": one family name, a first name that begins the other
         for key in people:
             tokens = key.split()
@@ -605,6 +936,14 @@ class ParticipantRedactor:
             }
             if len(owners) == 1:
                 join(("PERSON", key), next(iter(owners)))
+        # a family name that every full name holding it shares with one person, once nicknames and
+        # spellings are joined ("Salinas" of "Alberto 'Beto' Salinas" and "Beto Salinas")
+        for key in people:
+            if len(key.split()) != 1 or root(("PERSON", key)) != ("PERSON", key):
+                continue
+            holders = {root(("PERSON", o)) for o in people if len(o.split()) > 1 and key in o.split()}
+            if len(holders) == 1:
+                join(("PERSON", key), next(iter(holders)))
 
     def _entity(self, kind: str, key: str) -> tuple[str, str]:
         return self.aliases.get((kind, key), (kind, key))
@@ -624,7 +963,16 @@ class ParticipantRedactor:
         before = re.findall(r"[\w']+", text[:start].lower())[-1:]
         after = text[end:]
         by_kind = {kind: entity for kind, entity in sorted(candidates)}
-        if "LOCATION" in by_kind and (set(before) & _PLACE_BEFORE or _PLACE_AFTER.match(after)):
+        comma = re.search(r"([^\W\d_][\w'-]*)\s*,\s*$", text[:start])
+        after_place = comma is not None and (
+            _fold(comma.group(1)) in place_names()
+            or "LOCATION" in {k for k, _ in self.surfaces.get(_key(comma.group(1)), ())}
+        )  # "Amman, Jordan": a place after a place and a comma
+        if "PERSON" in by_kind and _PERSONAL_POSSESSIVE.match(after):
+            return ("PERSON", by_kind["PERSON"][1])  # "reply to jordan's email"
+        if "LOCATION" in by_kind and (
+            set(before) & _PLACE_BEFORE or _PLACE_AFTER.match(after) or after_place
+        ):
             return ("LOCATION", by_kind["LOCATION"][1])
         if "PERSON" in by_kind and (set(before) & _PERSON_BEFORE or _PERSON_AFTER.match(after)):
             return ("PERSON", by_kind["PERSON"][1])
@@ -666,6 +1014,25 @@ class ParticipantRedactor:
             found.append(Entity(m.start(), m.end(), kind, surface, "gazetteer"))
         return found
 
+    def _replacement(self, span: Entity, text: str) -> str | None:
+        """The placeholder (or generalized date) for one span; ``None`` for a country kept."""
+        if span.kind == "DATE":
+            return generalize_date(span.text)
+        key = _kind_key(span.kind, span.text)
+        if key not in self.surfaces and span.source == "gazetteer":
+            key = self._uninflected(key)
+        candidates = self.surfaces.get(key, set())
+        same_kind = {c for c in candidates if c[0] == span.kind}
+        if same_kind:
+            kind, key = sorted(same_kind)[0]
+        elif candidates and span.kind in _NAMED_KINDS:  # its evidence gave the surface another kind
+            kind, key = self._choose(candidates, text, span.start, span.end)
+        else:
+            kind = span.kind
+        if kind == "LOCATION" and key in self.kept_countries:
+            return None  # a country is no direct identifier (see :func:`country_names`)
+        return self._placeholder(kind, key)
+
     def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[tuple[Entity, str]]]:
         """Replace ``entities`` plus every gazetteer surface in ``text``.
 
@@ -676,6 +1043,9 @@ class ParticipantRedactor:
         by_span = {(g.start, g.end): g for g in gazetteer}
         chosen = []
         for entity in entities:
+            if entity.kind == "ORGANIZATION" and _kind_key(entity.kind, entity.text) in self._decomposed:
+                chosen.extend(self._pieces(entity, gazetteer))
+                continue
             hit = by_span.get((entity.start, entity.end))
             if hit is not None and hit.kind in _NAMED_KINDS and entity.kind in _NAMED_KINDS:
                 entity = Entity(entity.start, entity.end, hit.kind, entity.text, entity.source)
@@ -688,30 +1058,42 @@ class ParticipantRedactor:
         pieces: list[str] = []
         applied: list[tuple[Entity, str]] = []
         cursor = 0
-        for span in spans:
-            if span.kind == "DATE":
-                replacement = generalize_date(span.text)
-            else:
-                key = _kind_key(span.kind, span.text)
-                if key not in self.surfaces and span.source == "gazetteer":
-                    key = self._uninflected(key)
-                candidates = self.surfaces.get(key, set())
-                same_kind = {c for c in candidates if c[0] == span.kind}
-                if same_kind:
-                    kind, key = sorted(same_kind)[0]
-                elif candidates and span.kind in _NAMED_KINDS:  # its evidence gave the surface another kind
-                    kind, key = self._choose(candidates, text, span.start, span.end)
-                else:
-                    kind = span.kind
-                if kind == "LOCATION" and key in self.kept_countries:
-                    continue  # a country is no direct identifier (see :func:`country_names`)
-                replacement = self._placeholder(kind, key)
+        skip: set[int] = set()
+        for i, span in enumerate(spans):
+            if i in skip:
+                continue
+            nxt = spans[i + 1] if i + 1 < len(spans) else None
+            replacement = None
+            if nxt is not None and _attached(span, nxt, text):
+                # "Victoria, TX", "Apt 12, Hanover Quay": one place, the town's or street's placeholder
+                replacement = self._replacement(nxt if _UNIT.fullmatch(span.text) else span, text)
+                if replacement is not None:
+                    span = Entity(span.start, nxt.end, span.kind, text[span.start : nxt.end], span.source)
+                    skip.add(i + 1)
+            if replacement is None:
+                replacement = self._replacement(span, text)
+            if replacement is None:
+                continue
             pieces.append(text[cursor : span.start])
             pieces.append(replacement)
             applied.append((span, replacement))
             cursor = span.end
         pieces.append(text[cursor:])
         return "".join(pieces), applied
+
+
+#: A flat or unit number ("Apt 12", "apto 72", "Flat 3B", "Unit #4").
+_UNIT = re.compile(r"(?i)(?:apt|apto|apartment|flat|unit|suite|depto|dpto)\.?\s*#?\d{1,4}[a-z]?")
+
+
+def _attached(first: Entity, second: Entity, text: str) -> bool:
+    """True for two places a comma joins into one: a town and its two-capital state ("Victoria,
+    TX") or a flat number and its street ("Apt 12, Hanover Quay", "Rua dos Pinheiros 498, apto 72")."""
+    if first.kind != "LOCATION" or second.kind != "LOCATION" or text[first.end : second.start] != ", ":
+        return False
+    return bool(
+        re.fullmatch(r"[A-Z]{2}", second.text) and not re.fullmatch(r"[A-Z]{2,}", first.text)
+    ) or bool(_UNIT.fullmatch(first.text) or _UNIT.fullmatch(second.text))
 
 
 _HOUSE_NUMBER_BEFORE = re.compile(r"(?:^|(?<=[\s,(]))(\d{1,5}[A-Za-z]?)\s+$")
@@ -741,12 +1123,70 @@ _LEADING_VERB = re.compile(
 _MODAL = re.compile(r"^(?:will|may|can|could|should|would|shall|must|does|did|do|is|are|was|were)\s+", re.I)
 
 
+#: Chat words a named-entity span runs on into ("jordan lol").
+_CHAT_WORDS = frozenset("lol lmao haha hahaha omg pls plz thx ty tbh btw idk imo fyi xx xoxo".split())
+_OBJECT_NEXT = re.compile(r"\s+(?:her|him|them|me|us)\b")
+
+
+def _trim_run_on(entity: Entity, text: str) -> Entity:
+    """A multi-word person or place span without the lowercase word it ran on into: a chat word
+    ("jordan lol"), a verb form ending in -s, -ed or -ing before a function word ("husband kunle
+    handles the car", "from lecce living in bologna") or a word before an object pronoun ("my
+    friend fatima link her NIN"). A family name stays ("kunle bakare says")."""
+    if entity.kind not in ("PERSON", "LOCATION"):
+        return entity
+    raw = text[entity.start : entity.end]
+    words = list(re.finditer(r"\S+", raw))
+    if len(words) < 2 or raw.lower() != entity.text.lower():  # NER may have run on a truecased copy
+        return entity
+    last = words[-1].group(0)
+    after = text[entity.end :]
+    stops = _stop_words()
+    nxt = re.match(r"\s+([\w']+)", after)
+    verb = (
+        len(last) >= 4
+        and re.search(r"(?:s|ed|ing)$", last)
+        and last.rstrip("s") not in _NAME_PARTICLES
+        and nxt is not None
+        and nxt.group(1).lower() in stops
+    )
+    if not last.islower() or not (last in _CHAT_WORDS or verb or _OBJECT_NEXT.match(after)):
+        return entity
+    if entity.kind == "PERSON" and not verb and last not in _CHAT_WORDS and len(words) > 2:
+        return entity  # "give ana maria bello her keys": only a two-word span loses its last word
+    end = entity.start + words[-2].end()
+    return Entity(entity.start, end, entity.kind, entity.text[: words[-2].end()], entity.source)
+
+
+def _trim_lead(entity: Entity) -> Entity:
+    """A named span without the lowercase words before its first capitalised one ("but call
+    Woodlawn Academy"; a name particle stays: "de Souza"), and a lowercase organisation of three
+    words or more without the generic noun it starts with ("school woodlawn academy")."""
+    if entity.kind not in _NAMED_KINDS:
+        return entity
+    words = list(re.finditer(r"\S+", entity.text))
+    first = 0
+    if any(w.group(0)[:1].isupper() for w in words):
+        while (
+            first < len(words) - 1
+            and words[first].group(0).islower()
+            and words[first].group(0) not in _NAME_PARTICLES
+        ):
+            first += 1
+    elif entity.kind == "ORGANIZATION" and len(words) >= 3 and words[0].group(0) in _ORG_NOUNS:
+        first = 1
+    if first == 0:
+        return entity
+    cut = words[first].start()
+    return Entity(entity.start + cut, entity.end, entity.kind, entity.text[cut:], entity.source)
+
+
 def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> list[Entity]:
     """Pattern matches plus NER entities; an NER span overlapping a pattern match keeps only the
     words outside it ("Manchester M20" beside the postcode "M20 3ED"); implausible or public
     named-entity spans are dropped before they can seed the gazetteer."""
     strong = [p for p in patterns if p.source in _STRONG_SOURCES]
-    weak = [p for p in patterns if p.source not in _STRONG_SOURCES]
+    weak = [_trim_run_on(_trim_lead(p), text) for p in patterns if p.source not in _STRONG_SOURCES]
     kept: list[Entity] = []
     for entity in (piece for whole in ner for piece in _span_pieces(whole, text)):
         modal = _MODAL.match(entity.text)
@@ -772,7 +1212,7 @@ def _combine(text: str, patterns: Sequence[Entity], ner: Sequence[Entity]) -> li
                 continue
             offset = rest.start + rest.text.find(surface)
             entity = Entity(offset, offset + len(surface), rest.kind, surface, rest.source)
-        kept.append(entity)
+        kept.append(_trim_run_on(_trim_lead(entity), text))
     named = [
         e
         for e in [*strong, *kept, *weak]
@@ -789,6 +1229,12 @@ _NAME_PARTICLES = frozenset(
 )
 #: Separators no name spans: a line break, a bar, a middle dot, an arrow, a spaced dash.
 _SPAN_BREAK = re.compile(r"\s*(?:\n|\||·|→|\s[—–]\s)\s*")
+#: A quotation mark that opens or closes a word inside a span: a nickname's quotes ("Jesusa 'Doña
+#: Chuy' Ramírez", "aarav 'bunty' kulkarni") part the name from the nickname.
+_QUOTE_BREAK = re.compile(
+    r"\s*(?:(?<=\s)['\u2018\u2019\"\u201c\u201d]|['\u2018\u2019\"\u201c\u201d](?=\s|$))\s*"
+)
+_RELATION_WORD = re.compile(rf"(?:{RELATION_WORDS})")
 
 
 @functools.lru_cache(maxsize=1)
@@ -807,7 +1253,9 @@ def _foreign_stop_words() -> frozenset[str]:
 
 def _span_pieces(entity: Entity, text: str) -> list[Entity]:
     """A named-entity span cut where no name runs: at a line break, "|", "·", "→" or a spaced dash
-    ("Barcelona\\nPhone", "Deloitte | ACA"), at " & " between places ("Surulere & Yaba"), and, in
+    ("Barcelona\\nPhone", "Deloitte | ACA"), at " & " between places ("Surulere & Yaba"), at a
+    nickname's quotes ("Jesusa 'Doña Chuy' Ramírez"), after a lowercase relation word before a
+    person ("mum birgit"), and, in
     lowercase writing, before a function word that follows the first word ("jörg und ich wollen
     am" → "jörg", "emre wird" → "emre"); a capitalised span loses the lowercase words after its last
     capitalised word ("Kuba nas odbiera z lotniska" → "Kuba"), a person's span its trailing
@@ -815,7 +1263,9 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
     lowercase pieces of a capitalised span, are dropped."""
     if entity.kind not in _NAMED_KINDS or entity.source != "ner":
         return [entity]
-    breaks = _SPAN_BREAK if entity.kind != "LOCATION" else re.compile(rf"{_SPAN_BREAK.pattern}|\s+&\s+")
+    breaks = re.compile(
+        rf"{_SPAN_BREAK.pattern}|{_QUOTE_BREAK.pattern}" + (r"|\s+&\s+" if entity.kind == "LOCATION" else "")
+    )
     pieces: list[Entity] = []
     cursor = 0
     segments = []
@@ -843,6 +1293,13 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
             and (entity.kind != "PERSON" or bare[first] in _stop_words())
         ):
             first += 1  # "o joão …", "w karim": a function word before the name
+        while (
+            entity.kind == "PERSON"
+            and first < keep - 1
+            and words[first].group(0).islower()
+            and _RELATION_WORD.fullmatch(bare[first])
+        ):
+            first += 1  # "mum birgit", "mother birgit": the relation word before the name
         for i in range(first + 1, keep):
             if (
                 words[i].group(0).islower()
