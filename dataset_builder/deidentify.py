@@ -690,10 +690,10 @@ def deidentify_records(
         if slot:
             detected[slot] = entities
     for pid, texts in combined.items():  # names the texts tie together ("shazza (sharon kealy)")
-        user = next((name for text, found in texts for name in user_names(text, found)), None)
+        user = next((name for text, spans in texts for name in user_names(text, spans)), None)
         known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
-        for text, found in dict.fromkeys((t, tuple(f)) for t, f in texts):
-            for nick, full in tied_names(text, found, user, known):
+        for text, spans in dict.fromkeys((t, tuple(f)) for t, f in texts):
+            for nick, full in tied_names(text, spans, user, known):
                 redactors[pid].learn([Entity(0, 0, "PERSON", n, "nickname") for n in (nick, full)])
                 redactors[pid].nicknames.add((nick, full))
     # the label of a participant's own web address, written as a name elsewhere ("for Crumbhaus")
