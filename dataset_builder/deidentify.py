@@ -45,7 +45,7 @@ from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
-from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
+from .evidence import acronym_or_code, grounded, grounded_name, own_words, sentence_bounds
 from .lexical import extend_known_names, find_rare_places, rare_word_test, truecased_entities
 from .preferences import RawPreferenceRecord
 from .public import (
@@ -57,6 +57,7 @@ from .public import (
     possessive_title_tail,
     public_mention,
     residence_before,
+    trip_places,
     work_context,
 )
 from .resolver import (
@@ -453,7 +454,7 @@ def _weak_ner(
         return True
     if _HONORIFIC_BEFORE.fullmatch(_fold(entity.text) + " "):
         return True  # a kinship word or honorific alone ("mamie's address", "for my abuela")
-    if in_response and not grounded(entity.text, own):
+    if in_response and not grounded_name(entity.text, own):
         if entity.kind == "ORGANIZATION":
             return True
         start, end = sentence_bounds(text, entity.start, entity.end)
@@ -461,7 +462,7 @@ def _weak_ner(
             other.kind == "LOCATION"
             and other is not entity
             and start <= other.start < end
-            and grounded(other.text, own)
+            and grounded_name(other.text, own)
             for other in found
         )
     return (
@@ -544,9 +545,18 @@ def deidentify_records(
     # a name NER calls a person, organisation or place in the participant's own words is not made
     # public by NER calling it a title in a response ("your Kilimani building" beside "lives in Kilimani")
     own_named: dict[str, set[str]] = defaultdict(set)
+    place_keys: dict[str, set[str]] = defaultdict(set)
+    persons: dict[str, set[str]] = defaultdict(set)
     for (pid, slot, _), ner_entities in zip(jobs, ner, strict=True):
         if not _is_response(slot):
             own_named[pid].update(_key(e.text) for e in ner_entities if e.kind in _NAMED_KINDS)
+        # the words of a person's name, also one NER calls an organisation ("Paris Hendricks")
+        persons[pid].update(
+            _key(e.text)
+            for e in ner_entities
+            if e.kind == "PERSON" or (e.kind == "ORGANIZATION" and " " in e.text.strip())
+        )
+        place_keys[pid].update(_key(e.text) for e in ner_entities if e.kind == "LOCATION")
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         public[pid].update(media_titles(text))
         titles = [
@@ -590,6 +600,11 @@ def deidentify_records(
                 public[pid].add(key)
                 if work_context(text, m.start(), m.end()):
                     employers[pid].add(key)
+    # a sight or destination the participant names as a trip's, never near a home, family or work
+    # ("a trip to petra", "2 days for Wadi Rum") is public for them (see public.trip_places)
+    for pid, jobs_of in _jobs_by_participant(jobs).items():
+        name_parts = {part for key in persons[pid] for part in key.split()}
+        public[pid] |= trip_places([text for _, _, text in jobs_of], place_keys[pid] - name_parts)
     for pid in public:
         public[pid] -= employers[pid]
     for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")

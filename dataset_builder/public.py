@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
+from collections.abc import Iterable, Sequence
 
 __all__ = [
     "BRANDS",
@@ -42,6 +44,7 @@ __all__ = [
     "public_mention",
     "residence_before",
     "trip_destination",
+    "trip_places",
     "anchored_place",
 ]
 
@@ -309,6 +312,80 @@ def trip_destination(text: str, start: int, end: int) -> bool:
     (True, False)
     """
     return bool(_TRIP_BEFORE.search(text[:start])) and not anchored_place(text, start, end)
+
+
+#: Words after a place that tie it to someone's home, family or work ("Leeds to see mum").
+_ANCHOR_AFTER = re.compile(
+    r"^\W*(?:\w+\W+){0,3}?(?:home|mum|mom|mother|father|dad|parents|family|grandparents|relatives|"
+    r"in-laws|friends?|work|office|school|flat|apartment|house)\b",
+    re.IGNORECASE,
+)
+#: Before a place: its clause (commas stay inside: "lives in plagwitz, leipzig").
+_CLAUSE_BEFORE = re.compile(r"[^.!?;:\n(]*$")
+
+
+def _fold_same_length(text: str) -> str:
+    return "".join((unicodedata.normalize("NFKD", c)[:1] or c).lower()[:1] for c in text)
+
+
+def near_anchor(text: str, start: int, end: int) -> bool:
+    """True when the words near a place tie it to someone's home, family or work: a residence
+    before it ("lives in"), an anchor word among the five words before it in its clause ("my
+    parents in Amman", "lives in plagwitz, leipzig" counts the clause "leipzig" closes), or one of
+    the four words after it ("Leeds to see mum").
+
+    >>> near_anchor("From your parents' place it's about 3 hours to Petra.", 47, 52)
+    False
+    >>> near_anchor("my parents in Amman", 14, 19), near_anchor("fly to Leeds to see mum", 7, 12)
+    (True, True)
+    """
+    if residence_before(text, start):
+        return True
+    clause = _CLAUSE_BEFORE.search(text[:start])
+    words = re.findall(r"\S+", clause.group(0) if clause else "")[-5:]
+    if _ANCHOR_SENTENCE.search(" ".join(words)):
+        return True
+    return bool(_ANCHOR_AFTER.match(text[end:]))
+
+
+#: How often a destination is named before it counts as public: once may be a family visit the
+#: text leaves unsaid ("a trip to Don Benito"); a place planned and talked about is a sight.
+_TRIP_MENTIONS = 3
+
+
+def trip_places(texts: Sequence[str], keys: Iterable[str]) -> set[str]:
+    """The ``keys`` (folded names) that some text names as a trip's destination ("a trip to
+    petra", "2 days for Wadi Rum") and no text ties to a home, family or work nearby
+    (:func:`near_anchor`): public sights and destinations, which identify nobody.
+
+    Every whole-word occurrence counts, in any case, also where no recognizer labelled it; a
+    place needs :data:`_TRIP_MENTIONS` of them. Countries have their own rule (the de-identifier's).
+
+    >>> sorted(trip_places(["a trip to Petra in May", "Petra is hot", "Petra by night"], ["petra"]))
+    ['petra']
+    >>> trip_places(["a trip to Leeds to see mum", "Leeds", "Leeds"], ["leeds"])
+    set()
+    """
+    folded = [(_fold_same_length(t), t) for t in texts]
+    result = set()
+    for key in keys:
+        if len(key) < 3:
+            continue
+        pattern = re.compile(rf"(?<![\w@.]){re.escape(key)}(?![\w@])")
+        trip = anchored = False
+        for low, text in folded:
+            for m in pattern.finditer(low):
+                if near_anchor(text, m.start(), m.end()):
+                    anchored = True
+                    break
+                if _TRIP_BEFORE.search(text[: m.start()]):
+                    trip = True
+            if anchored:
+                break
+        count = sum(len(pattern.findall(low)) for low, _ in folded)
+        if trip and not anchored and count >= _TRIP_MENTIONS and key not in country_names():
+            result.add(key)
+    return result
 
 
 def anchored_place(text: str, start: int, end: int) -> bool:

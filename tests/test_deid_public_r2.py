@@ -1,0 +1,126 @@
+"""Over-redaction of the de-identifier, round 2: names a response builds on one of the
+participant's words, trip destinations, sentence bounds.
+
+Every sentence here is invented for the test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dataset_builder.deidentify import deidentify_records
+from dataset_builder.evidence import grounded_name, own_words, sentence_bounds
+from dataset_builder.public import near_anchor, trip_places
+from tests.helpers_deid import FixedNer
+from tests.helpers_records import raw_preference_record
+
+
+@pytest.mark.parametrize(
+    ("surface", "own", "expected"),
+    [
+        ("Quorra Alliance", ["my quorra alliance card"], True),
+        ("Quorra Alliance", ["an alliance badge"], False),  # one word of two: the response's own
+        ("Tolvik-dong", ["we live in marsen-dong"], False),  # a shared hyphen suffix
+        ("Marsen-dong", ["we live in marsen-dong"], True),
+        ("El Brivo", ["my cousin el chato"], False),  # "el" is a Spanish stop word
+        ("Brivo", ["lunch at brivo"], True),
+        ("Velka Road Runners", ["i run with velka road runners"], True),
+        ("Oskarby Tenancy Hub", ["tenancy question"], False),
+    ],
+)
+def test_grounded_name_needs_most_words(surface: str, own: list[str], expected: bool) -> None:
+    assert grounded_name(surface, own_words(own)) is expected
+
+
+def test_response_name_built_on_one_word_is_kept() -> None:
+    record = raw_preference_record(
+        query="my landlord wants more rent, what are my tenancy rights?",
+        retrieved_memories=["user rents a flat with a gold star energy rating"],
+        response_with_memory="Quorvia Tenancy has a rent tool.",
+        response_without_memory="Check the rules first.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Quorvia Tenancy": "ORGANIZATION"}))
+    assert "Quorvia Tenancy" in result.published_fields()["response_with_memory"]
+
+
+def test_response_name_the_participant_wrote_is_redacted() -> None:
+    record = raw_preference_record(
+        query="gift ideas for my colleague at quorvia tenancy?",
+        retrieved_memories=["user works at Quorvia Tenancy"],
+        response_with_memory="Quorvia Tenancy staff might like a mug.",
+        response_without_memory="A mug.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Quorvia Tenancy": "ORGANIZATION"}))
+    assert "Quorvia" not in result.published_fields()["response_with_memory"]
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "expected"),
+    [
+        (
+            "Hi. Velmora is great; try Brask Market. Or Tollen.",
+            "Brask Market",
+            " Velmora is great; try Brask Market.",
+        ),
+        (
+            "Col. Brava Hill, C.P. 04100, Ciudad de Tollen",
+            "Ciudad de Tollen",
+            " Brava Hill, C.P. 04100, Ciudad de Tollen",
+        ),
+        ("It was fine. then we saw Velmora", "Velmora", "It was fine. then we saw Velmora"),
+    ],
+)
+def test_sentence_bounds_skip_initials(text: str, surface: str, expected: str) -> None:
+    start = text.index(surface)
+    assert text[slice(*sentence_bounds(text, start, start + len(surface)))] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "expected"),
+    [
+        ("From your parents' place it's about 3 hours to Velmora.", "Velmora", False),
+        ("my parents in Velmora are fine", "Velmora", True),
+        ("a trip to Velmora to see mum", "Velmora", True),
+        ("we live in Brask, Velmora", "Velmora", True),
+        ("a trip to Velmora with friends", "Velmora", True),
+        ("two days for Velmora then Brask", "Velmora", False),
+    ],
+)
+def test_near_anchor(text: str, surface: str, expected: bool) -> None:
+    start = text.index(surface)
+    assert near_anchor(text, start, start + len(surface)) is expected
+
+
+def test_trip_places() -> None:
+    texts = ["a trip to velmora in may?", "Velmora is hot in May.", "Two days for Velmora."]
+    assert trip_places(texts, ["velmora"]) == {"velmora"}
+    assert trip_places(texts[:2], ["velmora"]) == set()  # named twice: maybe a family visit
+    assert trip_places([*texts, "my sister lives in Velmora"], ["velmora"]) == set()
+    assert trip_places(["Velmora is hot.", "Velmora again.", "Velmora!"], ["velmora"]) == set()
+    assert trip_places(["a trip to france", "France", "France"], ["france"]) == set()  # countries: own rule
+
+
+def test_trip_destination_kept_in_every_field() -> None:
+    record = raw_preference_record(
+        query="we want a trip to velmora in may, how many days?",
+        retrieved_memories=["user lives in Brask with her husband"],
+        response_with_memory="From Brask, plan 2 days for Velmora.",
+        response_without_memory="Velmora needs 2 days.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Velmora": "LOCATION", "Brask": "LOCATION"}))
+    published = result.published_fields()
+    assert "velmora" in published["query"]
+    assert "Velmora" in published["response_without_memory"]
+    assert "Brask" not in published["response_with_memory"]
+
+
+def test_trip_place_named_as_a_person_is_redacted() -> None:
+    record = raw_preference_record(
+        query="a trip to velmora in may with velmora kent?",
+        retrieved_memories=["user's friend is Velmora Kent"],
+        response_with_memory="Velmora would enjoy it.",
+        response_without_memory="Velmora is nice in May.",
+    )
+    ner = FixedNer({"Velmora Kent": "PERSON", "velmora": "LOCATION", "Velmora": "LOCATION"})
+    (result,) = deidentify_records([record], ner)
+    assert "Velmora" not in result.published_fields()["retrieved_memories[0]"]
