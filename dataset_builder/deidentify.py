@@ -45,13 +45,14 @@ from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
-from .evidence import acronym_or_code, grounded, grounded_name, own_words, sentence_bounds
+from .evidence import acronym_or_code, grounded, grounded_name, modifies_noun, own_words, sentence_bounds
 from .lexical import extend_known_names, find_rare_places, rare_word_test, truecased_entities
 from .preferences import RawPreferenceRecord
 from .public import (
     PUBLIC_AGENCIES,
     PUBLIC_ENTITIES,
     PUBLIC_SERVICES,
+    articled_words,
     country_names,
     media_titles,
     possessive_title_tail,
@@ -468,7 +469,7 @@ def _weak_ner(
     return (
         entity.kind != "LOCATION"
         and acronym_or_code(entity.text)
-        and not _ACRONYM_PLACE_BEFORE.search(text[: entity.start])
+        and not (_ACRONYM_PLACE_BEFORE.search(text[: entity.start]) and not modifies_noun(text[entity.end :]))
         and not (len(entity.text) == 2 and _STATE_AFTER_TOWN.search(text[: entity.start]))
     )
 
@@ -546,6 +547,9 @@ def deidentify_records(
     # public by NER calling it a title in a response ("your Kilimani building" beside "lives in Kilimani")
     own_named: dict[str, set[str]] = defaultdict(set)
     place_keys: dict[str, set[str]] = defaultdict(set)
+    cued_persons: dict[str, set[str]] = defaultdict(set)
+    for pid, _, text in jobs:
+        cued_persons[pid].update(_key(e.text) for e in patterns[text] if e.kind == "PERSON")
     persons: dict[str, set[str]] = defaultdict(set)
     for (pid, slot, _), ner_entities in zip(jobs, ner, strict=True):
         if not _is_response(slot):
@@ -607,6 +611,13 @@ def deidentify_records(
         public[pid] |= trip_places([text for _, _, text in jobs_of], place_keys[pid] - name_parts)
     for pid in public:
         public[pid] -= employers[pid]
+    # a one-word "person" written after an article anywhere in the participant's texts, also where
+    # NER did not label it ("the Elterngeld thing"), unless a cue names it a person or it is a word
+    # of a longer name
+    for pid, jobs_of in _jobs_by_participant(jobs).items():
+        name_parts = {part for key in persons[pid] if " " in key for part in key.split()}
+        candidates = {key for key in persons[pid] if " " not in key} - name_parts - cued_persons[pid]
+        articled[pid] |= articled_words([text for _, _, text in jobs_of], candidates)
     for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")
         for nick, full in find_nicknames(text):
             redactors[pid].learn(

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from .detectors import _stop_words
 
-__all__ = ["acronym_or_code", "grounded", "grounded_name", "own_words", "sentence_bounds"]
+__all__ = ["acronym_or_code", "grounded", "grounded_name", "modifies_noun", "own_words", "sentence_bounds"]
 
 _WORD = re.compile(r"[^\W\d_]+")
 #: An all-capitals word or code: "UTR", "H-E-B", "SA106", "IR3", "A2", "U11", "US-87".
@@ -102,6 +102,18 @@ def grounded_name(surface: str, words: frozenset[str]) -> bool:
     tokens = _name_tokens(surface)
     known = sum(_word_known(t, words) for t in tokens)
     return bool(tokens) and known * 2 > len(tokens)
+
+
+def modifies_noun(after: str) -> bool:
+    """True when the text right after a span starts with a lowercase word that is no English stop
+    word: the span modifies it ("from CLT work", "from NHS funding"), so it is no place the
+    preposition before it points at ("the drive from SA to Perth").
+
+    >>> modifies_noun(" work is taxed"), modifies_noun(" to Perth"), modifies_noun(", then")
+    (True, False, False)
+    """
+    m = re.match(r"\s+([a-z][a-z'-]*)", after)
+    return bool(m) and m.group(1) not in _stop_words()
 
 
 def acronym_or_code(surface: str) -> bool:

@@ -45,6 +45,7 @@ __all__ = [
     "residence_before",
     "trip_destination",
     "trip_places",
+    "articled_words",
     "anchored_place",
 ]
 
@@ -385,6 +386,38 @@ def trip_places(texts: Sequence[str], keys: Iterable[str]) -> set[str]:
         count = sum(len(pattern.findall(low)) for low, _ in folded)
         if trip and not anchored and count >= _TRIP_MENTIONS and key not in country_names():
             result.add(key)
+    return result
+
+
+#: Articles and quantifiers of English and of other languages whose articles no name shares (not
+#: "la", "le", "el", "de": "La Toya", "El Chato").
+_ARTICLES = (
+    r"(?:a|an|the|every|each|any|der|die|das|dem|den|des|ein|eine|einen|einem|einer|het|een|les|un|une|"
+    r"los|las|una|il|gli|uno)"
+)
+
+
+def articled_words(texts: Sequence[str], keys: Iterable[str]) -> set[str]:
+    """The one-word ``keys`` some text writes after an article, in any case and whether or not a
+    recognizer labelled that occurrence ("the Elterngeld thing", "a panda", "die Krankmeldung"):
+    a common noun or a title, since a person's name takes none. An occurrence followed by a
+    capitalised word is part of a longer name ("the Velmora Pass") and does not count.
+
+    >>> sorted(articled_words(["for the Quellgeld thing", "a trip with Priya"], ["quellgeld", "priya"]))
+    ['quellgeld']
+    >>> articled_words(["get the Priya Pass"], ["priya"])
+    set()
+    """
+    folded = [(_fold_same_length(t), t) for t in texts]
+    result = set()
+    for key in keys:
+        if " " in key or len(key) < 3:
+            continue
+        pattern = re.compile(rf"(?<![\w'-]){_ARTICLES}\s+({re.escape(key)})(?![\w'\u2019-])")
+        for low, text in folded:
+            if any(not re.match(r"\s+[A-Z]", text[m.end(1) :]) for m in pattern.finditer(low)):
+                result.add(key)
+                break
     return result
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from dataset_builder.deidentify import deidentify_records
-from dataset_builder.evidence import grounded_name, own_words, sentence_bounds
-from dataset_builder.public import near_anchor, trip_places
+from dataset_builder.evidence import grounded_name, modifies_noun, own_words, sentence_bounds
+from dataset_builder.public import articled_words, near_anchor, trip_places
 from tests.helpers_deid import FixedNer
 from tests.helpers_records import raw_preference_record
 
@@ -124,3 +124,80 @@ def test_trip_place_named_as_a_person_is_redacted() -> None:
     ner = FixedNer({"Velmora Kent": "PERSON", "velmora": "LOCATION", "Velmora": "LOCATION"})
     (result,) = deidentify_records([record], ner)
     assert "Velmora" not in result.published_fields()["retrieved_memories[0]"]
+
+
+@pytest.mark.parametrize(
+    ("texts", "key", "expected"),
+    [
+        (["the Quellgeld form is due"], "quellgeld", True),
+        (["mein Sohn hat die Brennkrankheit"], "brennkrankheit", True),  # a German article
+        (["we could get a tovka for the kids"], "tovka", True),  # any case
+        (["ask Priya about it", "Priya said no"], "priya", False),
+        (["get the Priya Pass online"], "priya", False),  # part of a longer capitalised name
+        (["dinner with La Toya", "La Toya again"], "toya", False),  # "la" is a name particle
+        (["the priyanka"], "priya", False),  # whole words only
+    ],
+)
+def test_articled_words(texts: list[str], key: str, expected: bool) -> None:
+    assert (key in articled_words(texts, [key])) is expected
+
+
+def test_articled_person_is_kept_everywhere() -> None:
+    record = raw_preference_record(
+        query="the office wants my tax id for the quellgeld thing, which one is it?",
+        retrieved_memories=["user has a daughter"],
+        response_with_memory="Quellgeld forms ask for the tax id.",
+        response_without_memory="Quellgeld is paid monthly.",
+    )
+    # NER labels only the capitalised mentions, none after an article
+    (result,) = deidentify_records([record], FixedNer({"Quellgeld": "PERSON"}))
+    published = result.published_fields()
+    assert "quellgeld thing" in published["query"]
+    assert "Quellgeld" in published["response_with_memory"]
+
+
+def test_articled_word_a_cue_names_a_person_is_redacted() -> None:
+    record = raw_preference_record(
+        query="my daughter Tovka wants a Tovka costume, ideas?",
+        retrieved_memories=["user's daughter is Tovka"],
+        response_with_memory="Tovka would love a cape.",
+        response_without_memory="A cape is easy.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Tovka": "PERSON"}))
+    assert "Tovka" not in result.published_fields()["response_with_memory"]
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        (" work is taxed", True),
+        (" funding ended", True),
+        (" to Perth", False),
+        (", then", False),
+        ("", False),
+    ],
+)
+def test_modifies_noun(after: str, expected: bool) -> None:
+    assert modifies_noun(after) is expected
+
+
+def test_acronym_after_from_before_a_noun_is_kept() -> None:
+    record = raw_preference_record(
+        query="how do i declare income from QXT work and a side gig?",
+        retrieved_memories=["user is a nurse"],
+        response_with_memory="Income from QXT work is reported by the employer.",
+        response_without_memory="Salary from QXT work is pre-filled.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"QXT": "ORGANIZATION"}))
+    assert "from QXT work" in result.published_fields()["response_with_memory"]
+
+
+def test_acronym_after_from_before_a_preposition_is_a_place() -> None:
+    record = raw_preference_record(
+        query="the drive from QXT to the coast, how long?",
+        retrieved_memories=["user lives in QXT"],
+        response_with_memory="From QXT to the coast is two hours.",
+        response_without_memory="About two hours.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"QXT": "ORGANIZATION"}))
+    assert "QXT" not in result.published_fields()["query"]
