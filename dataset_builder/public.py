@@ -317,7 +317,7 @@ def trip_destination(text: str, start: int, end: int) -> bool:
 
 #: Words after a place that tie it to someone's home, family or work ("Leeds to see mum").
 _ANCHOR_AFTER = re.compile(
-    r"^\W*(?:\w+\W+){0,3}?(?:home|mum|mom|mother|father|dad|parents|family|grandparents|relatives|"
+    r"^[^\w.!?;\n]*(?:[\w'-]+[^\w.!?;\n]+){0,3}?(?:home|mum|mom|mother|father|dad|parents|family|grandparents|relatives|"
     r"in-laws|friends?|work|office|school|flat|apartment|house)\b",
     re.IGNORECASE,
 )
@@ -351,7 +351,11 @@ def near_anchor(text: str, start: int, end: int) -> bool:
 
 #: How often a destination is named before it counts as public: once may be a family visit the
 #: text leaves unsaid ("a trip to Don Benito"); a place planned and talked about is a sight.
-_TRIP_MENTIONS = 3
+_TRIP_MENTIONS = 2
+#: A hike or trek is also a day out near home ("went hiking at Sabino Canyon"): no trip word here.
+_OUTING_BEFORE = re.compile(
+    r"\b(?:hike|hiking|trek|trekking)\s+(?:to\s+|in\s+|through\s+|at\s+)?(?:the\s+)?$", re.I
+)
 
 
 def trip_places(texts: Sequence[str], keys: Iterable[str]) -> set[str]:
@@ -366,27 +370,39 @@ def trip_places(texts: Sequence[str], keys: Iterable[str]) -> set[str]:
     ['petra']
     >>> trip_places(["a trip to Leeds to see mum", "Leeds", "Leeds"], ["leeds"])
     set()
+    >>> texts = ["a trip to petra?", "Petra and Wadi Rum", "Wadi Rum at night. My mum says hi"]
+    >>> sorted(trip_places(texts, ["wadi rum", "petra"]))
+    ['petra', 'wadi rum']
     """
     folded = [(_fold_same_length(t), t) for t in texts]
-    result = set()
-    for key in keys:
-        if len(key) < 3:
-            continue
-        pattern = re.compile(rf"(?<![\w@.]){re.escape(key)}(?![\w@])")
-        trip = anchored = False
-        for low, text in folded:
-            for m in pattern.finditer(low):
-                if near_anchor(text, m.start(), m.end()):
-                    anchored = True
-                    break
-                if _TRIP_BEFORE.search(text[: m.start()]):
-                    trip = True
-            if anchored:
-                break
-        count = sum(len(pattern.findall(low)) for low, _ in folded)
-        if trip and not anchored and count >= _TRIP_MENTIONS and key not in country_names():
-            result.add(key)
+    candidates = [key for key in dict.fromkeys(keys) if len(key) >= 3 and key not in country_names()]
+    result: set[str] = set()
+    for _ in range(2):  # a second pass for the places joined to a destination ("petra + wadi rum")
+        joined = "|".join(re.escape(k) for k in sorted(result, key=len, reverse=True))
+        after_trip = re.compile(rf"(?:{joined})\s*(?:,|\+|&|and|or)\s+$") if joined else None
+        for key in candidates:
+            if key not in result and _trip_place(key, folded, after_trip):
+                result.add(key)
     return result
+
+
+def _trip_place(key: str, folded: list[tuple[str, str]], after_trip: re.Pattern[str] | None) -> bool:
+    """True when some occurrence of ``key`` follows a trip word (or a destination and "and", with
+    ``after_trip``), none is near an anchor and there are :data:`_TRIP_MENTIONS` of them."""
+    pattern = re.compile(rf"(?<![\w@.]){re.escape(key)}(?![\w@])")
+    trip = False
+    count = 0
+    for low, text in folded:
+        for m in pattern.finditer(low):
+            count += 1
+            if near_anchor(text, m.start(), m.end()):
+                return False
+            before = text[: m.start()]
+            if _TRIP_BEFORE.search(before) and not _OUTING_BEFORE.search(before):
+                trip = True
+            elif after_trip is not None and after_trip.search(low[: m.start()]):
+                trip = True
+    return trip and count >= _TRIP_MENTIONS
 
 
 #: Articles and quantifiers of English and of other languages whose articles no name shares (not

@@ -94,7 +94,7 @@ def test_near_anchor(text: str, surface: str, expected: bool) -> None:
 def test_trip_places() -> None:
     texts = ["a trip to velmora in may?", "Velmora is hot in May.", "Two days for Velmora."]
     assert trip_places(texts, ["velmora"]) == {"velmora"}
-    assert trip_places(texts[:2], ["velmora"]) == set()  # named twice: maybe a family visit
+    assert trip_places(texts[:1], ["velmora"]) == set()  # named once: maybe a family visit
     assert trip_places([*texts, "my sister lives in Velmora"], ["velmora"]) == set()
     assert trip_places(["Velmora is hot.", "Velmora again.", "Velmora!"], ["velmora"]) == set()
     assert trip_places(["a trip to france", "France", "France"], ["france"]) == set()  # countries: own rule
@@ -201,3 +201,12 @@ def test_acronym_after_from_before_a_preposition_is_a_place() -> None:
     )
     (result,) = deidentify_records([record], FixedNer({"QXT": "ORGANIZATION"}))
     assert "QXT" not in result.published_fields()["query"]
+
+
+def test_trip_places_joined_hike_and_next_sentence() -> None:
+    texts = ["a trip to velmora + brask gorge?", "Velmora and Brask Gorge in 3 days.", "Brask Gorge at dawn."]
+    assert trip_places(texts, ["brask gorge", "velmora"]) == {"velmora", "brask gorge"}
+    # a hike is also a day out near home
+    assert trip_places(["went hiking at Brask Gorge", "Brask Gorge again"], ["brask gorge"]) == set()
+    # an anchor word in the next sentence anchors nothing
+    assert trip_places(["a trip to Velmora. My mum says hi", "Velmora"], ["velmora"]) == {"velmora"}
