@@ -526,8 +526,14 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
         )
         if _DRIVES_BEFORE.search(before) or model:  # "Mazda 3", not "Karl-Heine-Straße 42"
             return True
+        if kind == "ORGANIZATION" and len(words) == 1 and _INDEFINITE_BEFORE.search(before):
+            if not re.match(r"\s*[^\W\d_]", after) and not work_context(text, start, end):
+                return True  # "gravel addict on a Cannondale": a product, no organisation
         if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):
             return True
+    if _SAINT_DAY.match(key) and _FEAST_SENTENCE.search(_sentence(text, start, end)):
+        if not near_anchor(text, start, end) and not _PLACE_PREPOSITION_BEFORE.search(before):
+            return True  # "falls on sant jordi (23 april)", "for Sant Jordi the tradition is"
     rest = after[len(possessive_title_tail(surface, after)) :]
     if len(words) >= 2 and words[-1] in _PROGRAMME_HEADS and not _private_word(words[:-1]):
         return True  # "the Tenancy Tribunal", "the SuperGold Card": a public body or programme
@@ -547,6 +553,19 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     return bool(_WORK_OF_ART_BEFORE.search(before))
 
 
+#: A place preposition right before a name ("celebrating in San Jose": the town).
+_PLACE_PREPOSITION_BEFORE = re.compile(r"\b(?:in|at|near|from|to|into|around|outside|via)\s+$", re.I)
+#: An indefinite article right before a name.
+_INDEFINITE_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+#: A saint's name in the languages that name feast days after one ("Sant Jordi", "San Juan",
+#: "São João", "Sankt Martin", "Saint-Jean").
+_SAINT_DAY = re.compile(r"^(?:sant|san|santa|santo|sao|sankt|saint|st\.?)[ -][a-z]+$")
+#: A date or a festival word in a sentence: the saint's name is the feast, not a place.
+_FEAST_SENTENCE = re.compile(
+    r"\b(?:tradition\w*|festival|feast|fiesta|festa|celebrat\w*|holiday|falls\s+on|\d{1,2}\s+(?:jan|feb|mar|apr|may|"
+    r"jun|jul|aug|sep|oct|nov|dec)\w*|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\s+\d{1,2}\b)",
+    re.IGNORECASE,
+)
 #: A possessive and capitalised words after a name: the rest of a title ("Schitt" + "'s Creek").
 _POSSESSIVE_TITLE_TAIL = re.compile(r"^['\u2019]s(?:\s+[A-Z][\w'\u2019-]*)+")
 _TITLE_TAIL = re.compile(r"^(?:\s+[A-Z][\w'\u2019-]*)+")

@@ -10,7 +10,7 @@ import pytest
 
 from dataset_builder.deidentify import deidentify_records
 from dataset_builder.evidence import grounded_name, modifies_noun, own_words, sentence_bounds
-from dataset_builder.public import articled_words, near_anchor, trip_places
+from dataset_builder.public import articled_words, near_anchor, public_mention, trip_places
 from tests.helpers_deid import FixedNer
 from tests.helpers_records import raw_preference_record
 
@@ -210,3 +210,21 @@ def test_trip_places_joined_hike_and_next_sentence() -> None:
     assert trip_places(["went hiking at Brask Gorge", "Brask Gorge again"], ["brask gorge"]) == set()
     # an anchor word in the next sentence anchors nothing
     assert trip_places(["a trip to Velmora. My mum says hi", "Velmora"], ["velmora"]) == {"velmora"}
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "kind", "expected"),
+    [
+        ("my bday falls on sant tovi this year (23 april)", "sant tovi", "LOCATION", True),
+        ("For Sant Tovi the tradition is a rose and a book.", "Sant Tovi", "LOCATION", True),
+        ("we are celebrating in San Tovi this May 3", "San Tovi", "LOCATION", False),  # a town
+        ("my parents in San Tovi celebrate on 3 May", "San Tovi", "LOCATION", False),
+        ("San Tovi has good tacos", "San Tovi", "LOCATION", False),  # no feast in the sentence
+        ("gravel addict on a Brennix 🚲", "Brennix", "ORGANIZATION", True),
+        ("she drives for a Brennix supplier", "Brennix", "ORGANIZATION", False),
+        ("works nights at a Brennix.", "Brennix", "ORGANIZATION", False),  # an employer
+    ],
+)
+def test_saint_day_and_indefinite_product(text: str, surface: str, kind: str, expected: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind=kind) is expected
