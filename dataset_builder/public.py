@@ -531,6 +531,12 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
                 return True  # "gravel addict on a Cannondale": a product, no organisation
         if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):
             return True
+    if (
+        kind in ("ORGANIZATION", "LOCATION")
+        and _TRANSIT_BEFORE.search(before)
+        and _TRANSIT_AFTER.match(after)
+    ):
+        return True  # "take the Tren Ligero to the stadium": a public transport line
     if _SAINT_DAY.match(key) and _FEAST_SENTENCE.search(_sentence(text, start, end)):
         if not near_anchor(text, start, end) and not _PLACE_PREPOSITION_BEFORE.search(before):
             return True  # "falls on sant jordi (23 april)", "for Sant Jordi the tradition is"
@@ -555,6 +561,14 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
 
 #: A place preposition right before a name ("celebrating in San Jose": the town).
 _PLACE_PREPOSITION_BEFORE = re.compile(r"\b(?:in|at|near|from|to|into|around|outside|via)\s+$", re.I)
+#: A ride on a line before a name ("take the Tren Ligero to", "transfer to the Tren Ligero, which").
+_TRANSIT_BEFORE = re.compile(
+    r"\b(?:take|takes|taking|took|catch|catches|catching|caught|(?:change|changes|transfer|transfers)\s+to)"
+    r"\s+the\s+$",
+    re.I,
+)
+#: After a line's name: where it goes or what it does ("to Estadio Azteca", ", which stops at").
+_TRANSIT_AFTER = re.compile(r"\s+to\b|,?\s+which\s+(?:stops|runs|goes|leaves|takes)\b")
 #: An indefinite article right before a name.
 _INDEFINITE_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
 #: A saint's name in the languages that name feast days after one ("Sant Jordi", "San Juan",

@@ -228,3 +228,17 @@ def test_trip_places_joined_hike_and_next_sentence() -> None:
 def test_saint_day_and_indefinite_product(text: str, surface: str, kind: str, expected: bool) -> None:
     start = text.index(surface)
     assert public_mention(surface, text, start, start + len(surface), kind=kind) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "kind", "expected"),
+    [
+        ("Meet at the bar and take the Brask Line to the stadium.", "Brask Line", "ORGANIZATION", True),
+        ("transfer to the Brask Line, which stops at the stadium", "Brask Line", "ORGANIZATION", True),
+        ("take the Brask kids home", "Brask", "PERSON", False),
+        ("take the Brask Line home", "Brask Line", "ORGANIZATION", False),  # no destination after
+    ],
+)
+def test_transit_line(text: str, surface: str, kind: str, expected: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind=kind) is expected
