@@ -554,11 +554,12 @@ def deidentify_records(
     for (pid, slot, _), ner_entities in zip(jobs, ner, strict=True):
         if not _is_response(slot):
             own_named[pid].update(_key(e.text) for e in ner_entities if e.kind in _NAMED_KINDS)
-        # the words of a person's name, also one NER calls an organisation ("Paris Hendricks")
+        # the words of a person's name, also one NER calls an organisation ("Paris Hendricks"; not a
+        # run-on clause NER calls one, "o joão quer viajar pra Floripa")
         persons[pid].update(
             _key(e.text)
             for e in ner_entities
-            if e.kind == "PERSON" or (e.kind == "ORGANIZATION" and " " in e.text.strip())
+            if e.kind == "PERSON" or (e.kind == "ORGANIZATION" and 2 <= len(e.text.split()) <= 3)
         )
         place_keys[pid].update(_key(e.text) for e in ner_entities if e.kind == "LOCATION")
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):

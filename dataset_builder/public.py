@@ -340,7 +340,7 @@ def near_anchor(text: str, start: int, end: int) -> bool:
     >>> near_anchor("my parents in Amman", 14, 19), near_anchor("fly to Leeds to see mum", 7, 12)
     (True, True)
     """
-    if residence_before(text, start):
+    if _RESIDENCE_BEFORE.search(text[:start]) or re.search(r"\d\w*\s+[A-Z][\w&'-]*\s+in\s+$", text[:start]):
         return True
     clause = _CLAUSE_BEFORE.search(text[:start])
     words = re.findall(r"\S+", clause.group(0) if clause else "")[-5:]
@@ -352,6 +352,13 @@ def near_anchor(text: str, start: int, end: int) -> bool:
 #: How often a destination is named before it counts as public: once may be a family visit the
 #: text leaves unsaid ("a trip to Don Benito"); a place planned and talked about is a sight.
 _TRIP_MENTIONS = 2
+#: Trip verbs and nouns of other languages and the preposition after them ("viajar pra Floripa",
+#: "Reise nach Wien", "reis naar Lissabon", "voyage à Lyon", "viaggio a Roma", "viaje a Cusco").
+_FOREIGN_TRIP_BEFORE = re.compile(
+    r"\b(?:viajar|viaje|viagem|viaggio|viaggiare|reise|reisen|reis|reizen|voyage|voyager|vacances|"
+    r"vacaciones|urlaub|vakantie|f[eé]rias)\s+(?:pra|para|a|à|en|in|nach|naar|nel|al|por)\s+$",
+    re.IGNORECASE,
+)
 #: A hike or trek is also a day out near home ("went hiking at Sabino Canyon"): no trip word here.
 _OUTING_BEFORE = re.compile(
     r"\b(?:hike|hiking|trek|trekking)\s+(?:to\s+|in\s+|through\s+|at\s+)?(?:the\s+)?$", re.I
@@ -398,7 +405,9 @@ def _trip_place(key: str, folded: list[tuple[str, str]], after_trip: re.Pattern[
             if near_anchor(text, m.start(), m.end()):
                 return False
             before = text[: m.start()]
-            if _TRIP_BEFORE.search(before) and not _OUTING_BEFORE.search(before):
+            if (
+                _TRIP_BEFORE.search(before) or _FOREIGN_TRIP_BEFORE.search(before)
+            ) and not _OUTING_BEFORE.search(before):
                 trip = True
             elif after_trip is not None and after_trip.search(low[: m.start()]):
                 trip = True

@@ -242,3 +242,23 @@ def test_saint_day_and_indefinite_product(text: str, surface: str, kind: str, ex
 def test_transit_line(text: str, surface: str, kind: str, expected: bool) -> None:
     start = text.index(surface)
     assert public_mention(surface, text, start, start + len(surface), kind=kind) is expected
+
+
+def test_trip_places_other_languages_and_sights_in_town() -> None:
+    texts = ["o joão quer viajar pra Velmora no carnaval", "Brask Lagoon in Velmora is lively."]
+    assert trip_places(texts, ["velmora"]) == {"velmora"}
+    # a numbered address in the town anchors it
+    assert trip_places(["viajar pra Velmora", "we rent at 12 Brask in Velmora"], ["velmora"]) == set()
+    assert trip_places(["Reise nach Velmora im Mai", "Velmora im Mai"], ["velmora"]) == {"velmora"}
+
+
+def test_trip_place_inside_a_run_on_organisation_is_kept() -> None:
+    record = raw_preference_record(
+        query="o ana quer viajar pra Velmora no carnaval, qual bairro?",
+        retrieved_memories=["user's partner is Ana"],
+        response_with_memory="Ana might enjoy Brask Lagoon in Velmora.",
+        response_without_memory="In Velmora, Brask Lagoon is lively.",
+    )
+    ner = FixedNer({"o ana quer viajar pra Velmora": "ORGANIZATION", "Velmora": "LOCATION", "Ana": "PERSON"})
+    (result,) = deidentify_records([record], ner)
+    assert "Velmora" in result.published_fields()["response_without_memory"]
