@@ -437,8 +437,18 @@ def _is_response(slot: str) -> bool:
     return slot.split("\0")[-1].startswith("response")
 
 
+#: How far (characters) an address may be from a place on its line to count as its neighbour.
+_ADDRESS_REACH = 50
+
+
 def _weak_ner(
-    entity: Entity, text: str, found: Sequence[Entity], in_response: bool, own: frozenset[str]
+    entity: Entity,
+    text: str,
+    found: Sequence[Entity],
+    in_response: bool,
+    own: frozenset[str],
+    *,
+    addresses: Sequence[Entity] = (),
 ) -> bool:
     """True for a span only NER found that names nobody private.
 
@@ -459,12 +469,22 @@ def _weak_ner(
         if entity.kind == "ORGANIZATION":
             return True
         start, end = sentence_bounds(text, entity.start, entity.end)
+        # an address the participant gave, on the span's line and a few words away, is as near as
+        # its sentence
+        # ("Calle Francisco Sosa 214, Col. Del Carmen, …, Ciudad de México")
+        line_start = text.rfind("\n", 0, entity.start) + 1
+        line_end = text.find("\n", entity.end) % (len(text) + 1)
+        near = [o for o in found if start <= o.start < end]
+        near += [
+            o
+            for o in addresses
+            if o.source == "pattern"
+            and line_start <= o.start < line_end
+            and max(o.start - entity.end, entity.start - o.end) <= _ADDRESS_REACH
+        ]
         return not any(
-            other.kind == "LOCATION"
-            and other is not entity
-            and start <= other.start < end
-            and grounded_name(other.text, own)
-            for other in found
+            other.kind == "LOCATION" and other is not entity and grounded_name(other.text, own)
+            for other in near
         )
     return (
         entity.kind != "LOCATION"
@@ -663,7 +683,7 @@ def deidentify_records(
             if e.kind != "PUBLIC"
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
-            and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid])
+            and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid], addresses=patterns[text])
             and not (e.kind == "PERSON" and _key(e.text) in articled[pid])
         ]
         cued = [

@@ -262,3 +262,39 @@ def test_trip_place_inside_a_run_on_organisation_is_kept() -> None:
     ner = FixedNer({"o ana quer viajar pra Velmora": "ORGANIZATION", "Velmora": "LOCATION", "Ana": "PERSON"})
     (result,) = deidentify_records([record], ner)
     assert "Velmora" in result.published_fields()["response_without_memory"]
+
+
+def test_ungrounded_place_on_an_address_line_is_redacted() -> None:
+    record = raw_preference_record(
+        query="fill the form: 12 Brask Street. Tollen West",
+        retrieved_memories=["user has a son"],
+        response_with_memory="Address: 12 Brask Street. Vellan Heights\nPhone: none",
+        response_without_memory="Address: [street]\nPhone: [phone]",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Vellan Heights": "PERSON"}))
+    assert "Vellan" not in result.published_fields()["response_with_memory"]
+
+
+def test_ungrounded_place_off_the_address_line_is_kept() -> None:
+    record = raw_preference_record(
+        query="fill the form: 12 Brask Street. Tollen West",
+        retrieved_memories=["user has a son"],
+        response_with_memory="Address: 12 Brask Street\nTry the Vellan Heights lookout on Sunday.",
+        response_without_memory="Address: [street]",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Vellan Heights": "LOCATION"}))
+    assert "Vellan Heights" in result.published_fields()["response_with_memory"]
+
+
+def test_ungrounded_place_far_along_an_address_line_is_kept() -> None:
+    record = raw_preference_record(
+        query="fill the form: 12 Brask Street. Tollen West",
+        retrieved_memories=["user has a son"],
+        response_with_memory=(
+            "Your form has 12 Brask Street filled in and the rest is done, and for the weekend "
+            "try the Vellan Heights lookout."
+        ),
+        response_without_memory="Address: [street]",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Vellan Heights": "LOCATION"}))
+    assert "Vellan Heights" in result.published_fields()["response_with_memory"]
