@@ -4,15 +4,18 @@ A span that only the NER model found (no context cue, no pattern, no profile or 
 is weak evidence that a text names a private person, organisation or place. Two kinds of such
 spans are dropped by :func:`dataset_builder.deidentify.deidentify_records`:
 
-* **not grounded in the participant's own words** — a span in a model-written response none of
-  whose words (nor an inflected form of one: "Krakowie" for "Kraków") the participant's query,
-  memories, profile or notes contain. A response can only repeat the private details it was
-  given; the names it adds ("the Peak District", "Turkish Airlines", "Photobox") are public
-  knowledge, and a name it does repeat is found where the participant wrote it;
+* **not grounded in the participant's own words** — a span in a model-written response no more
+  than half of whose words (or inflected forms of them: "Krakowie" for "Kraków"; stop words of
+  several languages and lowercase hyphen suffixes left out, :func:`grounded_name`) the
+  participant's query, memories, profile or notes contain. A response can only repeat the
+  private details it was given; the names it adds ("the Peak District", "Turkish Airlines",
+  "Photobox") are public knowledge, and a name it does repeat is found where the participant
+  wrote it;
 * **acronyms and codes** — an all-capitals word or a letters-and-digits code that NER calls an
   organisation or a person ("UTR", "NZTA", "SA106", "IR3", "A2"): agencies, forms, schemes and
   model numbers. An employer's acronym is found by its cue ("works at the H-E-B"); an airport
-  code NER calls a place ("YYZ→AMM") is kept as a place.
+  code NER calls a place ("YYZ→AMM") is kept as a place, and so is an acronym after "from"
+  unless it modifies the noun after it ("from CLT work", :func:`modifies_noun`).
 """
 
 from __future__ import annotations

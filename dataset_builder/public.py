@@ -11,7 +11,13 @@ libphonenumber's locale data, programming-language names from Pygments' lexers):
 * a title after a media verb ("plays Stardew Valley", "watches the great british bake off") or
   described by a media noun ("Hades is an action game", "Abbott Elementary is a mockumentary");
 * a programming language in a programming context ("write Ruby and Go");
-* a product with a model number or after "drives a" ("Mazda 3", "drives a Corolla").
+* a product with a model number or after "drives a" ("Mazda 3", "drives a Corolla"), or one
+  organisation word after "a"/"an" that ends its clause ("on a Cannondale");
+* a feast named after a saint ("falls on sant jordi (23 april)") and a transport line ("take the
+  Tren Ligero to");
+* across all of a participant's texts: a place named as a trip's destination and never near a home,
+  family or work (:func:`trip_places`), and a one-word "person" written after an article
+  (:func:`articled_words`).
 
 Countries are handled by the de-identifier (:func:`country_names`): a country is not a direct
 identifier (HIPAA Safe Harbor removes only places smaller than a state) unless it is a city-state,
