@@ -45,7 +45,7 @@ from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
-from .evidence import acronym_or_code, grounded, own_words, sentence_bounds
+from .evidence import acronym_or_code, grounded, grounded_name, modifies_noun, own_words, sentence_bounds
 from .lexical import (
     extend_known_names,
     find_cued_places,
@@ -59,11 +59,13 @@ from .public import (
     PUBLIC_AGENCIES,
     PUBLIC_ENTITIES,
     PUBLIC_SERVICES,
+    articled_words,
     country_names,
     media_titles,
     possessive_title_tail,
     public_mention,
     residence_before,
+    trip_places,
     work_context,
 )
 from .resolver import (
@@ -444,8 +446,18 @@ def _is_response(slot: str) -> bool:
     return slot.split("\0")[-1].startswith("response")
 
 
+#: How far (characters) an address may be from a place on its line to count as its neighbour.
+_ADDRESS_REACH = 50
+
+
 def _weak_ner(
-    entity: Entity, text: str, found: Sequence[Entity], in_response: bool, own: frozenset[str]
+    entity: Entity,
+    text: str,
+    found: Sequence[Entity],
+    in_response: bool,
+    own: frozenset[str],
+    *,
+    addresses: Sequence[Entity] = (),
 ) -> bool:
     """True for a span only NER found that names nobody private.
 
@@ -462,21 +474,31 @@ def _weak_ner(
         return True
     if _HONORIFIC_BEFORE.fullmatch(_fold(entity.text) + " "):
         return True  # a kinship word or honorific alone ("mamie's address", "for my abuela")
-    if in_response and not grounded(entity.text, own):
+    if in_response and not grounded_name(entity.text, own):
         if entity.kind == "ORGANIZATION":
             return True
         start, end = sentence_bounds(text, entity.start, entity.end)
+        # an address the participant gave, on the span's line and a few words away, is as near as
+        # its sentence
+        # ("Calle Francisco Sosa 214, Col. Del Carmen, …, Ciudad de México")
+        line_start = text.rfind("\n", 0, entity.start) + 1
+        line_end = text.find("\n", entity.end) % (len(text) + 1)
+        near = [o for o in found if start <= o.start < end]
+        near += [
+            o
+            for o in addresses
+            if o.source == "pattern"
+            and line_start <= o.start < line_end
+            and max(o.start - entity.end, entity.start - o.end) <= _ADDRESS_REACH
+        ]
         return not any(
-            other.kind == "LOCATION"
-            and other is not entity
-            and start <= other.start < end
-            and grounded(other.text, own)
-            for other in found
+            other.kind == "LOCATION" and other is not entity and grounded_name(other.text, own)
+            for other in near
         )
     return (
         entity.kind != "LOCATION"
         and acronym_or_code(entity.text)
-        and not _ACRONYM_PLACE_BEFORE.search(text[: entity.start])
+        and not (_ACRONYM_PLACE_BEFORE.search(text[: entity.start]) and not modifies_noun(text[entity.end :]))
         and not (len(entity.text) == 2 and _STATE_AFTER_TOWN.search(text[: entity.start]))
     )
 
@@ -559,9 +581,22 @@ def deidentify_records(
     # a name NER calls a person, organisation or place in the participant's own words is not made
     # public by NER calling it a title in a response ("your Kilimani building" beside "lives in Kilimani")
     own_named: dict[str, set[str]] = defaultdict(set)
+    place_keys: dict[str, set[str]] = defaultdict(set)
+    cued_persons: dict[str, set[str]] = defaultdict(set)
+    for pid, _, text in jobs:
+        cued_persons[pid].update(_key(e.text) for e in patterns[text] if e.kind == "PERSON")
+    persons: dict[str, set[str]] = defaultdict(set)
     for (pid, slot, _), ner_entities in zip(jobs, ner, strict=True):
         if not _is_response(slot):
             own_named[pid].update(_key(e.text) for e in ner_entities if e.kind in _NAMED_KINDS)
+        # the words of a person's name, also one NER calls an organisation ("Paris Hendricks"; not a
+        # run-on clause NER calls one, "o joão quer viajar pra Floripa")
+        persons[pid].update(
+            _key(e.text)
+            for e in ner_entities
+            if e.kind == "PERSON" or (e.kind == "ORGANIZATION" and 2 <= len(e.text.split()) <= 3)
+        )
+        place_keys[pid].update(_key(e.text) for e in ner_entities if e.kind == "LOCATION")
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         public[pid].update(media_titles(text))
         titles = [
@@ -605,8 +640,20 @@ def deidentify_records(
                 public[pid].add(key)
                 if work_context(text, m.start(), m.end()):
                     employers[pid].add(key)
+    # a sight or destination the participant names as a trip's, never near a home, family or work
+    # ("a trip to petra", "2 days for Wadi Rum") is public for them (see public.trip_places)
+    for pid, jobs_of in _jobs_by_participant(jobs).items():
+        name_parts = {part for key in persons[pid] for part in key.split()}
+        public[pid] |= trip_places([text for _, _, text in jobs_of], place_keys[pid] - name_parts)
     for pid in public:
         public[pid] -= employers[pid]
+    # a one-word "person" written after an article anywhere in the participant's texts, also where
+    # NER did not label it ("the Elterngeld thing"), unless a cue names it a person or it is a word
+    # of a longer name
+    for pid, jobs_of in _jobs_by_participant(jobs).items():
+        name_parts = {part for key in persons[pid] if " " in key for part in key.split()}
+        candidates = {key for key in persons[pid] if " " not in key} - name_parts - cued_persons[pid]
+        articled[pid] |= articled_words([text for _, _, text in jobs_of], candidates)
     for pid, _, text in jobs:  # nicknames the texts tie to a name ("Jakub 'Kuba' Nowak")
         redactors[pid].note_text(text)
         for nick, full in find_nicknames(text):
@@ -653,7 +700,7 @@ def deidentify_records(
             if e.kind != "PUBLIC"
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
-            and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid])
+            and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid], addresses=patterns[text])
             and not (e.kind == "PERSON" and _key(e.text) in articled[pid])
         ]
         cued = [

@@ -4,15 +4,18 @@ A span that only the NER model found (no context cue, no pattern, no profile or 
 is weak evidence that a text names a private person, organisation or place. Two kinds of such
 spans are dropped by :func:`dataset_builder.deidentify.deidentify_records`:
 
-* **not grounded in the participant's own words** — a span in a model-written response none of
-  whose words (nor an inflected form of one: "Krakowie" for "Kraków") the participant's query,
-  memories, profile or notes contain. A response can only repeat the private details it was
-  given; the names it adds ("the Peak District", "Turkish Airlines", "Photobox") are public
-  knowledge, and a name it does repeat is found where the participant wrote it;
+* **not grounded in the participant's own words** — a span in a model-written response no more
+  than half of whose words (or inflected forms of them: "Krakowie" for "Kraków"; stop words of
+  several languages and lowercase hyphen suffixes left out, :func:`grounded_name`) the
+  participant's query, memories, profile or notes contain. A response can only repeat the
+  private details it was given; the names it adds ("the Peak District", "Turkish Airlines",
+  "Photobox") are public knowledge, and a name it does repeat is found where the participant
+  wrote it;
 * **acronyms and codes** — an all-capitals word or a letters-and-digits code that NER calls an
   organisation or a person ("UTR", "NZTA", "SA106", "IR3", "A2"): agencies, forms, schemes and
   model numbers. An employer's acronym is found by its cue ("works at the H-E-B"); an airport
-  code NER calls a place ("YYZ→AMM") is kept as a place.
+  code NER calls a place ("YYZ→AMM") is kept as a place, and so is an acronym after "from"
+  unless it modifies the noun after it ("from CLT work", :func:`modifies_noun`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Iterable
 
 from .detectors import _stop_words
 
-__all__ = ["acronym_or_code", "grounded", "own_words", "sentence_bounds"]
+__all__ = ["acronym_or_code", "grounded", "grounded_name", "modifies_noun", "own_words", "sentence_bounds"]
 
 _WORD = re.compile(r"[^\W\d_]+")
 #: An all-capitals word or code: "UTR", "H-E-B", "SA106", "IR3", "A2", "U11", "US-87".
@@ -75,6 +78,47 @@ def grounded(surface: str, words: frozenset[str]) -> bool:
     return any(_word_known(t, words) for t in tokens)
 
 
+#: A lowercase part after a hyphen ("Yeonnam-dong", "Mapo-gu"): a suffix many names share.
+_HYPHEN_SUFFIX = re.compile(r"(?<=\w)-([a-z\u00df-\u024f]+)")
+
+
+def _name_tokens(surface: str) -> list[str]:
+    """The folded words of a name that can tell it apart: not an English or other-language stop
+    word ("el", "de", "da"), not a single letter, not a lowercase suffix after a hyphen."""
+    from .resolver import _foreign_stop_words
+
+    stop = _stop_words() | _foreign_stop_words()
+    suffixes = {_fold(m.group(1)) for m in _HYPHEN_SUFFIX.finditer(surface)}
+    return [t for t in _WORD.findall(_fold(surface)) if t not in stop and t not in suffixes and len(t) >= 2]
+
+
+def grounded_name(surface: str, words: frozenset[str]) -> bool:
+    """True when most words of a name (more than half of :func:`_name_tokens`), or inflected forms
+    of them, are in ``words``: a response can repeat a private name it was given, but one it
+    builds around a single word the participant wrote ("Star Alliance" beside "a gold star",
+    "Yeonnam-dong" beside "Mangwon-dong", "El Moro" beside "El Chato") is its own.
+
+    >>> words = own_words(["we live in mangwon-dong", "my partner el chato", "ani loves Lego Friends"])
+    >>> [grounded_name(s, words) for s in ("Yeonnam-dong", "El Moro", "Lego Friends", "Mangwon")]
+    [False, False, True, True]
+    """
+    tokens = _name_tokens(surface)
+    known = sum(_word_known(t, words) for t in tokens)
+    return bool(tokens) and known * 2 > len(tokens)
+
+
+def modifies_noun(after: str) -> bool:
+    """True when the text right after a span starts with a lowercase word that is no English stop
+    word: the span modifies it ("from CLT work", "from NHS funding"), so it is no place the
+    preposition before it points at ("the drive from SA to Perth").
+
+    >>> modifies_noun(" work is taxed"), modifies_noun(" to Perth"), modifies_noun(", then")
+    (True, False, False)
+    """
+    m = re.match(r"\s+([a-z][a-z'-]*)", after)
+    return bool(m) and m.group(1) not in _stop_words()
+
+
 def acronym_or_code(surface: str) -> bool:
     """True for an all-capitals word or a letters-and-digits code, never for a name with lowercase
     letters.
@@ -85,13 +129,22 @@ def acronym_or_code(surface: str) -> bool:
     return bool(_ACRONYM.fullmatch(surface.strip()))
 
 
+#: A sentence's end: "!", "?", a line break, or a period that follows no single letter ("C.P.")
+#: and precedes a space and a letter that is no lowercase one, or the end of the text.
+_SENTENCE_END = re.compile(r"[!?\n]|(?<!\b[^\W\d_])[.](?=\s+[^\d\W]|\s*$)(?!\s+[a-z])")
+
+
 def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
-    """The ``[start, end)`` offsets of the sentence around a span.
+    """The ``[start, end)`` offsets of the sentence around a span (the periods of "C.P. 04100" end
+    none).
 
     >>> text = "Hi. Osaka is great; try Kuromon Market. Or Kyoto."
     >>> text[slice(*sentence_bounds(text, 24, 38))]
     ' Osaka is great; try Kuromon Market.'
+    >>> text = "Col. Del Carmen, C.P. 04100, Ciudad de México"
+    >>> text[slice(*sentence_bounds(text, 29, 45))]
+    ' Del Carmen, C.P. 04100, Ciudad de México'
     """
-    left = max(text.rfind(c, 0, start) for c in ".!?\n")
-    ends = [i for i in (text.find(c, end) for c in ".!?\n") if i >= 0]
-    return left + 1, (min(ends) + 1 if ends else len(text))
+    left = max((m.start() for m in _SENTENCE_END.finditer(text, 0, start)), default=-1)
+    m = _SENTENCE_END.search(text, end)
+    return left + 1, (m.start() + 1 if m else len(text))

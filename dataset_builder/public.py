@@ -11,7 +11,13 @@ libphonenumber's locale data, programming-language names from Pygments' lexers):
 * a title after a media verb ("plays Stardew Valley", "watches the great british bake off") or
   described by a media noun ("Hades is an action game", "Abbott Elementary is a mockumentary");
 * a programming language in a programming context ("write Ruby and Go");
-* a product with a model number or after "drives a" ("Mazda 3", "drives a Corolla").
+* a product with a model number or after "drives a" ("Mazda 3", "drives a Corolla"), or one
+  organisation word after "a"/"an" that ends its clause ("on a Cannondale");
+* a feast named after a saint ("falls on sant jordi (23 april)") and a transport line ("take the
+  Tren Ligero to");
+* across all of a participant's texts: a place named as a trip's destination and never near a home,
+  family or work (:func:`trip_places`), and a one-word "person" written after an article
+  (:func:`articled_words`).
 
 Countries are handled by the de-identifier (:func:`country_names`): a country is not a direct
 identifier (HIPAA Safe Harbor removes only places smaller than a state) unless it is a city-state,
@@ -28,6 +34,8 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
+from collections.abc import Iterable, Sequence
 
 __all__ = [
     "BRANDS",
@@ -42,6 +50,8 @@ __all__ = [
     "public_mention",
     "residence_before",
     "trip_destination",
+    "trip_places",
+    "articled_words",
     "anchored_place",
 ]
 
@@ -311,6 +321,137 @@ def trip_destination(text: str, start: int, end: int) -> bool:
     return bool(_TRIP_BEFORE.search(text[:start])) and not anchored_place(text, start, end)
 
 
+#: Words after a place that tie it to someone's home, family or work ("Leeds to see mum").
+_ANCHOR_AFTER = re.compile(
+    r"^[^\w.!?;\n]*(?:[\w'-]+[^\w.!?;\n]+){0,3}?(?:home|mum|mom|mother|father|dad|parents|family|grandparents|relatives|"
+    r"in-laws|friends?|work|office|school|flat|apartment|house)\b",
+    re.IGNORECASE,
+)
+#: Before a place: its clause (commas stay inside: "lives in plagwitz, leipzig").
+_CLAUSE_BEFORE = re.compile(r"[^.!?;:\n(]*$")
+
+
+def _fold_same_length(text: str) -> str:
+    return "".join((unicodedata.normalize("NFKD", c)[:1] or c).lower()[:1] for c in text)
+
+
+def near_anchor(text: str, start: int, end: int) -> bool:
+    """True when the words near a place tie it to someone's home, family or work: a residence
+    before it ("lives in"), an anchor word among the five words before it in its clause ("my
+    parents in Amman", "lives in plagwitz, leipzig" counts the clause "leipzig" closes), or one of
+    the four words after it ("Leeds to see mum").
+
+    >>> near_anchor("From your parents' place it's about 3 hours to Petra.", 47, 52)
+    False
+    >>> near_anchor("my parents in Amman", 14, 19), near_anchor("fly to Leeds to see mum", 7, 12)
+    (True, True)
+    """
+    if _RESIDENCE_BEFORE.search(text[:start]) or re.search(r"\d\w*\s+[A-Z][\w&'-]*\s+in\s+$", text[:start]):
+        return True
+    clause = _CLAUSE_BEFORE.search(text[:start])
+    words = re.findall(r"\S+", clause.group(0) if clause else "")[-5:]
+    if _ANCHOR_SENTENCE.search(" ".join(words)):
+        return True
+    return bool(_ANCHOR_AFTER.match(text[end:]))
+
+
+#: How often a destination is named before it counts as public: once may be a family visit the
+#: text leaves unsaid ("a trip to Don Benito"); a place planned and talked about is a sight.
+_TRIP_MENTIONS = 2
+#: Trip verbs and nouns of other languages and the preposition after them ("viajar pra Floripa",
+#: "Reise nach Wien", "reis naar Lissabon", "voyage à Lyon", "viaggio a Roma", "viaje a Cusco").
+_FOREIGN_TRIP_BEFORE = re.compile(
+    r"\b(?:viajar|viaje|viagem|viaggio|viaggiare|reise|reisen|reis|reizen|voyage|voyager|vacances|"
+    r"vacaciones|urlaub|vakantie|f[eé]rias)\s+(?:pra|para|a|à|en|in|nach|naar|nel|al|por)\s+$",
+    re.IGNORECASE,
+)
+#: A hike or trek is also a day out near home ("went hiking at Sabino Canyon"): no trip word here.
+_OUTING_BEFORE = re.compile(
+    r"\b(?:hike|hiking|trek|trekking)\s+(?:to\s+|in\s+|through\s+|at\s+)?(?:the\s+)?$", re.I
+)
+
+
+def trip_places(texts: Sequence[str], keys: Iterable[str]) -> set[str]:
+    """The ``keys`` (folded names) that some text names as a trip's destination ("a trip to
+    petra", "2 days for Wadi Rum") and no text ties to a home, family or work nearby
+    (:func:`near_anchor`): public sights and destinations, which identify nobody.
+
+    Every whole-word occurrence counts, in any case, also where no recognizer labelled it; a
+    place needs :data:`_TRIP_MENTIONS` of them. Countries have their own rule (the de-identifier's).
+
+    >>> sorted(trip_places(["a trip to Petra in May", "Petra is hot", "Petra by night"], ["petra"]))
+    ['petra']
+    >>> trip_places(["a trip to Leeds to see mum", "Leeds", "Leeds"], ["leeds"])
+    set()
+    >>> texts = ["a trip to petra?", "Petra and Wadi Rum", "Wadi Rum at night. My mum says hi"]
+    >>> sorted(trip_places(texts, ["wadi rum", "petra"]))
+    ['petra', 'wadi rum']
+    """
+    folded = [(_fold_same_length(t), t) for t in texts]
+    candidates = [key for key in dict.fromkeys(keys) if len(key) >= 3 and key not in country_names()]
+    result: set[str] = set()
+    for _ in range(2):  # a second pass for the places joined to a destination ("petra + wadi rum")
+        joined = "|".join(re.escape(k) for k in sorted(result, key=len, reverse=True))
+        after_trip = re.compile(rf"(?:{joined})\s*(?:,|\+|&|and|or)\s+$") if joined else None
+        for key in candidates:
+            if key not in result and _trip_place(key, folded, after_trip):
+                result.add(key)
+    return result
+
+
+def _trip_place(key: str, folded: list[tuple[str, str]], after_trip: re.Pattern[str] | None) -> bool:
+    """True when some occurrence of ``key`` follows a trip word (or a destination and "and", with
+    ``after_trip``), none is near an anchor and there are :data:`_TRIP_MENTIONS` of them."""
+    pattern = re.compile(rf"(?<![\w@.]){re.escape(key)}(?![\w@])")
+    trip = False
+    count = 0
+    for low, text in folded:
+        for m in pattern.finditer(low):
+            count += 1
+            if near_anchor(text, m.start(), m.end()):
+                return False
+            before = text[: m.start()]
+            if (
+                _TRIP_BEFORE.search(before) or _FOREIGN_TRIP_BEFORE.search(before)
+            ) and not _OUTING_BEFORE.search(before):
+                trip = True
+            elif after_trip is not None and after_trip.search(low[: m.start()]):
+                trip = True
+    return trip and count >= _TRIP_MENTIONS
+
+
+#: Articles and quantifiers of English and of other languages whose articles no name shares (not
+#: "la", "le", "el", "de": "La Toya", "El Chato").
+_ARTICLES = (
+    r"(?:a|an|the|every|each|any|der|die|das|dem|den|des|ein|eine|einen|einem|einer|het|een|les|un|une|"
+    r"los|las|una|il|gli|uno)"
+)
+
+
+def articled_words(texts: Sequence[str], keys: Iterable[str]) -> set[str]:
+    """The one-word ``keys`` some text writes after an article, in any case and whether or not a
+    recognizer labelled that occurrence ("the Elterngeld thing", "a panda", "die Krankmeldung"):
+    a common noun or a title, since a person's name takes none. An occurrence followed by a
+    capitalised word is part of a longer name ("the Velmora Pass") and does not count.
+
+    >>> sorted(articled_words(["for the Quellgeld thing", "a trip with Priya"], ["quellgeld", "priya"]))
+    ['quellgeld']
+    >>> articled_words(["get the Priya Pass"], ["priya"])
+    set()
+    """
+    folded = [(_fold_same_length(t), t) for t in texts]
+    result = set()
+    for key in keys:
+        if " " in key or len(key) < 3:
+            continue
+        pattern = re.compile(rf"(?<![\w'-]){_ARTICLES}\s+({re.escape(key)})(?![\w'\u2019-])")
+        for low, text in folded:
+            if any(not re.match(r"\s+[A-Z]", text[m.end(1) :]) for m in pattern.finditer(low)):
+                result.add(key)
+                break
+    return result
+
+
 def anchored_place(text: str, start: int, end: int) -> bool:
     """True when a place's sentence ties it to someone's home, family or work ("lives in plagwitz,
     leipzig", "my parents in Amman"), or the words before it make it a residence."""
@@ -400,8 +541,20 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
         )
         if _DRIVES_BEFORE.search(before) or model:  # "Mazda 3", not "Karl-Heine-Straße 42"
             return True
+        if kind == "ORGANIZATION" and len(words) == 1 and _INDEFINITE_BEFORE.search(before):
+            if not re.match(r"\s*[^\W\d_]", after) and not work_context(text, start, end):
+                return True  # "gravel addict on a Cannondale": a product, no organisation
         if key in programming_languages() and _CODE_CONTEXT.search(_sentence(text, start, end)):
             return True
+    if (
+        kind in ("ORGANIZATION", "LOCATION")
+        and _TRANSIT_BEFORE.search(before)
+        and _TRANSIT_AFTER.match(after)
+    ):
+        return True  # "take the Tren Ligero to the stadium": a public transport line
+    if _SAINT_DAY.match(key) and _FEAST_SENTENCE.search(_sentence(text, start, end)):
+        if not near_anchor(text, start, end) and not _PLACE_PREPOSITION_BEFORE.search(before):
+            return True  # "falls on sant jordi (23 april)", "for Sant Jordi the tradition is"
     rest = after[len(possessive_title_tail(surface, after)) :]
     if len(words) >= 2 and words[-1] in _PROGRAMME_HEADS and not _private_word(words[:-1]):
         return True  # "the Tenancy Tribunal", "the SuperGold Card": a public body or programme
@@ -421,6 +574,27 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     return bool(_WORK_OF_ART_BEFORE.search(before))
 
 
+#: A place preposition right before a name ("celebrating in San Jose": the town).
+_PLACE_PREPOSITION_BEFORE = re.compile(r"\b(?:in|at|near|from|to|into|around|outside|via)\s+$", re.I)
+#: A ride on a line before a name ("take the Tren Ligero to", "transfer to the Tren Ligero, which").
+_TRANSIT_BEFORE = re.compile(
+    r"\b(?:take|takes|taking|took|catch|catches|catching|caught|(?:change|changes|transfer|transfers)\s+to)"
+    r"\s+the\s+$",
+    re.I,
+)
+#: After a line's name: where it goes or what it does ("to Estadio Azteca", ", which stops at").
+_TRANSIT_AFTER = re.compile(r"\s+to\b|,?\s+which\s+(?:stops|runs|goes|leaves|takes)\b")
+#: An indefinite article right before a name.
+_INDEFINITE_BEFORE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+#: A saint's name in the languages that name feast days after one ("Sant Jordi", "San Juan",
+#: "São João", "Sankt Martin", "Saint-Jean").
+_SAINT_DAY = re.compile(r"^(?:sant|san|santa|santo|sao|sankt|saint|st\.?)[ -][a-z]+$")
+#: A date or a festival word in a sentence: the saint's name is the feast, not a place.
+_FEAST_SENTENCE = re.compile(
+    r"\b(?:tradition\w*|festival|feast|fiesta|festa|celebrat\w*|holiday|falls\s+on|\d{1,2}\s+(?:jan|feb|mar|apr|may|"
+    r"jun|jul|aug|sep|oct|nov|dec)\w*|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\s+\d{1,2}\b)",
+    re.IGNORECASE,
+)
 #: A possessive and capitalised words after a name: the rest of a title ("Schitt" + "'s Creek").
 _POSSESSIVE_TITLE_TAIL = re.compile(r"^['\u2019]s(?:\s+[A-Z][\w'\u2019-]*)+")
 _TITLE_TAIL = re.compile(r"^(?:\s+[A-Z][\w'\u2019-]*)+")
