@@ -34,6 +34,7 @@ ROOT = FIX.parent.parent.parent
 HELDOUT = FIX / "deid_heldout_memories.jsonl"
 TUNING = FIX / "deid_tuning_memories.jsonl"
 README_CORPORA = (
+    "deid_heldout6_memories.jsonl",
     "deid_heldout5_memories.jsonl",
     "deid_heldout_memories.jsonl",
     "deid_heldout2_memories.jsonl",
@@ -51,10 +52,11 @@ BLIND_CORPORA = (
     "deid_heldout4_memories.jsonl",
     "deid_heldout5_memories.jsonl",
 )
-#: Written blind by someone else and never tuned on (none in the repository while the detectors
-#: change: the next one is kept outside it and added when it is measured). Its column is the honest
-#: estimate, and no assertion here may be tuned to it.
-HELDOUT_CORPORA: tuple[str, ...] = ()
+#: Written blind by someone else and never tuned on: kept outside the repository while the detectors
+#: changed (2026-12-02) and measured blind at the end (docs/deidentification.md, "Sixth held-out
+#: corpus"). Its column is the honest estimate; the bar is not met on it, and no assertion here may
+#: be tuned to it.
+HELDOUT_CORPORA = ("deid_heldout6_memories.jsonl",)
 BAR_CORPORA = tuple(name for name in README_CORPORA if name not in BLIND_CORPORA + HELDOUT_CORPORA)
 
 
@@ -281,6 +283,16 @@ def test_heldout_corpus_is_complete_and_self_consistent() -> None:
     assert all(item.entity for items in corpus.items.values() for item in items)
 
 
+def test_sixth_heldout_corpus_is_complete_and_self_consistent() -> None:
+    corpus = load_planted_corpus(FIX / "deid_heldout6_memories.jsonl")
+    assert len(corpus.records) == 60
+    assert len({r.participant_id for r in corpus.records}) == 10
+    assert {item.kind for items in corpus.items.values() for item in items} == set(ENTITY_KINDS)
+    assert sum(len(items) for items in corpus.items.values()) == 258
+    assert sum(len(keep) for keep in corpus.must_keep.values()) == 246
+    assert all(item.entity for items in corpus.items.values() for item in items)
+
+
 def test_readme_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> None:
     evaluations = [(name, evaluate_planted(load_planted_corpus(FIX / name), ner)) for name in README_CORPORA]
     table = markdown_table(evaluations)
@@ -293,14 +305,14 @@ def test_readme_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> 
     for name in BAR_CORPORA:
         assert bar_failures(by_name[name]) == [], name
         assert by_name[name].leaks_in_published == 0, name
-    # the third, written blind to the code, meets the recall and publication parts of the bar
-    third = by_name["deid_heldout3_memories.jsonl"]
-    assert all(row["recall"] >= 0.95 for row in third.per_kind.values()), third.per_kind
-    assert third.published >= 0.8 * third.comparisons
-    # the fourth, written blind to the code, meets the recall and publication parts of the bar
-    fourth = by_name["deid_heldout4_memories.jsonl"]
-    assert all(row["recall"] >= 0.95 for row in fourth.per_kind.values()), fourth.per_kind
-    assert fourth.published >= 0.8 * fourth.comparisons
+    # the third to fifth, written blind to the code and tuned on since, meet the recall and
+    # publication parts of the bar, and no planted identifier of the third and fourth is published
+    for name in BLIND_CORPORA:
+        blind = by_name[name]
+        assert all(row["recall"] >= 0.95 for row in blind.per_kind.values()), (name, blind.per_kind)
+        assert blind.published >= 0.8 * blind.comparisons, name
+    assert by_name["deid_heldout3_memories.jsonl"].leaks_in_published == 0
+    assert by_name["deid_heldout4_memories.jsonl"].leaks_in_published == 0
 
 
 def test_cli_reports_over_redaction_consistency_and_participants() -> None:
