@@ -824,11 +824,21 @@ def _split_at_prepositions(entity: Entity) -> list[Entity]:
     cuts = list(_INNER_PREPOSITION.finditer(entity.text))
     if not cuts:
         return [entity]
+    return _pieces_between(entity, cuts, possessive=True)
+
+
+def _pieces_between(
+    entity: Entity, cuts: Sequence[re.Match[str]], *, chars: str | None = None, possessive: bool = False
+) -> list[Entity]:
+    """The parts of a span before, between and after the matches ``cuts``, each of the span's kind
+    and source; each part is stripped of ``chars`` (whitespace by default) and, with ``possessive``,
+    of a final "'s"; parts shorter than two characters are dropped."""
     out, begin = [], 0
     for m in [*cuts, None]:
         stop = m.start() if m else len(entity.text)
-        surface = entity.text[begin:stop].strip()
-        surface = re.sub(r"['\u2019]s$", "", surface)
+        surface = entity.text[begin:stop].strip(chars)
+        if possessive:
+            surface = re.sub(r"['\u2019]s$", "", surface)
         if len(surface) >= 2:
             start = entity.start + entity.text.index(surface, begin)
             out.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
@@ -973,16 +983,7 @@ def _split_at_separators(entity: Entity) -> list[Entity]:
     ("Ximena\nAllergies" is a name and the next line's label)."""
     if not _SEPARATORS.search(entity.text):
         return [entity]
-    out, begin = [], 0
-    for m in [*_SEPARATORS.finditer(entity.text), None]:
-        stop = m.start() if m else len(entity.text)
-        surface = entity.text[begin:stop].strip(" .,;:'\"()")
-        if len(surface) >= 2:
-            start = entity.start + entity.text.index(surface, begin)
-            out.append(Entity(start, start + len(surface), entity.kind, surface, entity.source))
-        if m:
-            begin = m.end()
-    return out
+    return _pieces_between(entity, list(_SEPARATORS.finditer(entity.text)), chars=" .,;:'\"()")
 
 
 class SpacyRecognizer:
