@@ -85,9 +85,9 @@ _HYPHEN_SUFFIX = re.compile(r"(?<=\w)-([a-z\u00df-\u024f]+)")
 def _name_tokens(surface: str) -> list[str]:
     """The folded words of a name that can tell it apart: not an English or other-language stop
     word ("el", "de", "da"), not a single letter, not a lowercase suffix after a hyphen."""
-    from .resolver import _foreign_stop_words
+    from .resolver import foreign_stop_words
 
-    stop = _stop_words() | _foreign_stop_words()
+    stop = _stop_words() | foreign_stop_words()
     suffixes = {_fold(m.group(1)) for m in _HYPHEN_SUFFIX.finditer(surface)}
     return [t for t in _WORD.findall(_fold(surface)) if t not in stop and t not in suffixes and len(t) >= 2]
 

@@ -1238,7 +1238,7 @@ _RELATION_WORD = re.compile(rf"(?:{RELATION_WORDS})")
 
 
 @functools.lru_cache(maxsize=1)
-def _foreign_stop_words() -> frozenset[str]:
+def foreign_stop_words() -> frozenset[str]:
     """Stop words of :data:`_STOP_LANGUAGES` from spaCy's language data (empty without spaCy),
     less name particles and everyday-word first names."""
     words: set[str] = set()
@@ -1273,7 +1273,7 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
         segments.append((cursor, m.start()))
         cursor = m.end()
     segments.append((cursor, len(entity.text)))
-    stops = _foreign_stop_words() | _stop_words()
+    stops = foreign_stop_words() | _stop_words()
     cased = any(w[:1].isupper() for w in entity.text.split())
     for s0, s1 in segments:
         words = list(re.finditer(r"\S+", entity.text[s0:s1]))
