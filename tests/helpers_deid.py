@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from dataset_builder.detectors import Entity
 
-__all__ = ["FixedNer"]
+__all__ = ["RARE", "FixedNer", "RareVocab", "VocabNer", "rare"]
 
 
 class FixedNer:
@@ -28,3 +28,35 @@ class FixedNer:
                     start = text.find(surface, start + 1)
             out.append(found)
         return out
+
+
+#: Invented words that stand for names and places with no vector in :class:`RareVocab`.
+RARE = frozenset({"okalanga", "vimbeku", "zarutho", "drevnik", "qorlasi", "brenzow"})
+
+
+def rare(word: str) -> bool:
+    """The rarity test :class:`RareVocab` implies: a word of :data:`RARE`."""
+    return word in RARE
+
+
+class RareVocab:
+    """A spaCy-like vocabulary: every word has a vector except the invented names of :data:`RARE`."""
+
+    vectors = (1,)  # non-empty: the pipeline has vectors
+
+    def has_vector(self, word: str) -> bool:
+        return word not in RARE
+
+
+class VocabNer(FixedNer):
+    """:class:`FixedNer` with a spaCy-like vocabulary, as :attr:`SpacyRecognizer.vocab` gives one
+    (for the rarity test); ``seen`` lists the texts it was called on."""
+
+    def __init__(self, labels: dict[str, str], vocab: object | None = None) -> None:
+        super().__init__(labels)
+        self.vocab = vocab if vocab is not None else RareVocab()
+        self.seen: list[str] = []
+
+    def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
+        self.seen += list(texts)
+        return super().__call__(texts)

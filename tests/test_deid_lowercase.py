@@ -6,7 +6,6 @@ Every sentence here is invented for the test.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
 
 import pytest
 
@@ -32,20 +31,8 @@ from dataset_builder.lexical import (
     truecased_entities,
     writes_lowercase,
 )
-from tests.helpers_deid import FixedNer
+from tests.helpers_deid import FixedNer, VocabNer, rare
 from tests.helpers_records import raw_preference_record
-
-#: Invented words that stand for names and places with no vector in the test vocabulary.
-_RARE = frozenset({"okalanga", "vimbeku", "zarutho", "drevnik", "qorlasi", "brenzow"})
-
-
-class _Vocab:
-    """A spaCy-like vocabulary: every word has a vector except the invented names."""
-
-    vectors = (1,)  # non-empty: the pipeline has vectors
-
-    def has_vector(self, word: str) -> bool:
-        return word not in _RARE
 
 
 class _NoVectors:
@@ -53,24 +40,6 @@ class _NoVectors:
 
     def has_vector(self, word: str) -> bool:
         return False
-
-
-class VocabNer(FixedNer):
-    """:class:`FixedNer` with a spaCy-like vocabulary, as :attr:`SpacyRecognizer.vocab` gives one
-    (for the rarity test)."""
-
-    def __init__(self, labels: dict[str, str], vocab: object | None = None) -> None:
-        super().__init__(labels)
-        self.vocab = vocab if vocab is not None else _Vocab()
-        self.seen: list[str] = []
-
-    def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
-        self.seen += list(texts)
-        return super().__call__(texts)
-
-
-def _rare(word: str) -> bool:
-    return word in _RARE
 
 
 # --- the rarity test -------------------------------------------------------------------------
@@ -107,15 +76,15 @@ def test_writes_lowercase(text: str, expected: bool) -> None:
 
 def test_truecased_capitalises_rare_words_only_and_keeps_offsets() -> None:
     text = "my aunt lives in vimbeku near the straße, email zarutho@mail.example"
-    copy = truecased(text, _rare)
+    copy = truecased(text, rare)
     assert copy == "my aunt lives in Vimbeku near the straße, email zarutho@mail.example"
     assert len(copy) == len(text)
 
 
 def test_truecased_leaves_a_capitalising_writer_and_stop_words() -> None:
-    assert truecased("My aunt lives in vimbeku.", _rare) is None
-    assert truecased("we love vimbeku", _rare, stop=frozenset({"vimbeku"})) is None
-    assert truecased("we love the kitchen", _rare) is None  # nothing rare
+    assert truecased("My aunt lives in vimbeku.", rare) is None
+    assert truecased("we love vimbeku", rare, stop=frozenset({"vimbeku"})) is None
+    assert truecased("we love the kitchen", rare) is None  # nothing rare
 
 
 def test_truecased_entities_adds_places_found_on_the_copy() -> None:
@@ -150,7 +119,7 @@ def test_truecased_entities_does_nothing_for_cased_text_or_without_vocabulary() 
 
 
 def test_extend_known_names_adds_a_rare_family_name() -> None:
-    found = extend_known_names("user's manager is dana okalanga.", [], {"dana"}, _rare)
+    found = extend_known_names("user's manager is dana okalanga.", [], {"dana"}, rare)
     assert [(e.kind, e.text, e.source) for e in found] == [("PERSON", "dana okalanga", "namepart")]
 
 
@@ -164,16 +133,16 @@ def test_extend_known_names_adds_a_rare_family_name() -> None:
     ],
 )
 def test_extend_known_names_leaves_other_words(text: str) -> None:
-    assert extend_known_names(text, [], {"dana"}, _rare, stop=frozenset({"and"})) == []
+    assert extend_known_names(text, [], {"dana"}, rare, stop=frozenset({"and"})) == []
 
 
 def test_extend_known_names_replaces_a_ner_span_it_contains_but_not_a_cue() -> None:
     text = "husband is dana okalanga"
     ner_org = Entity(11, 24, "ORGANIZATION", "dana okalanga", "ner")
-    found = extend_known_names(text, [ner_org], {"dana"}, _rare)
+    found = extend_known_names(text, [ner_org], {"dana"}, rare)
     assert [(e.kind, e.text) for e in found] == [("PERSON", "dana okalanga")]
     cue = Entity(11, 24, "ORGANIZATION", "dana okalanga", "jobcue")
-    assert extend_known_names(text, [cue], {"dana"}, _rare) == [cue]
+    assert extend_known_names(text, [cue], {"dana"}, rare) == [cue]
 
 
 # --- the "name is" cue and possessives ------------------------------------------------------------
@@ -341,11 +310,11 @@ def test_clubs_negatives(text: str) -> None:
 
 def test_find_rare_places_after_a_place_preposition() -> None:
     text = "party ideas at home in vimbeku? we live near kitchen st"
-    found = find_rare_places(text, [], _rare)
+    found = find_rare_places(text, [], rare)
     assert [(e.kind, e.text) for e in found] == [("LOCATION", "vimbeku")]
-    assert find_rare_places("We live in vimbeku.", [], _rare) == []  # a writer who capitalises
+    assert find_rare_places("We live in vimbeku.", [], rare) == []  # a writer who capitalises
     person = Entity(23, 30, "PERSON", "vimbeku", "ner")
-    assert find_rare_places(text, [person], _rare) == [person]
+    assert find_rare_places(text, [person], rare) == [person]
 
 
 def test_domain_labels_and_names() -> None:

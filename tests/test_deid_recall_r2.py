@@ -13,15 +13,8 @@ from dataset_builder.detectors import Entity, SpacyRecognizer, find_patterns
 from dataset_builder.entity_cues import extend_place_parts, find_address_parts, find_called_organisations
 from dataset_builder.lexical import extend_known_names, find_cued_places, find_short_names, rare_word_test
 from dataset_builder.resolver import _plausible_name
-from tests.helpers_deid import FixedNer
+from tests.helpers_deid import FixedNer, RareVocab, VocabNer, rare
 from tests.helpers_records import raw_preference_record
-
-#: Invented names with no vector in the test vocabulary.
-_RARE = frozenset({"drevnik", "okalanga", "vimbeku", "zarutho", "qorlasi", "brenzow"})
-
-
-def _rare(word: str) -> bool:
-    return word in _RARE
 
 
 def _texts(found: list[Entity]) -> list[tuple[str, str]]:
@@ -45,19 +38,6 @@ def test_spacy_recognizer_vocab_is_read_only() -> None:
         SpacyRecognizer("not-loaded").vocab = object()  # type: ignore[misc]
 
 
-class _Vocab:
-    vectors = (1,)
-
-    def has_vector(self, word: str) -> bool:
-        return word not in _RARE
-
-
-class _WithVocab(FixedNer):
-    def __init__(self) -> None:
-        super().__init__({})
-        self.vocab = _Vocab()
-
-
 class _PrivateOnly(FixedNer):
     """A recognizer with a pipeline only behind a private attribute: not read."""
 
@@ -65,13 +45,13 @@ class _PrivateOnly(FixedNer):
         super().__init__({})
 
         class _Nlp:
-            vocab = _Vocab()
+            vocab = RareVocab()
 
         self._nlp = _Nlp()
 
 
 def test_rare_word_test_reads_the_public_vocab_not_a_private_pipeline() -> None:
-    rare = rare_word_test(_WithVocab())
+    rare = rare_word_test(VocabNer({}))
     assert rare is not None and rare("drevnik") and not rare("kitchen")
     assert rare_word_test(_PrivateOnly()) is None
 
@@ -82,13 +62,13 @@ def test_rare_word_test_reads_the_public_vocab_not_a_private_pipeline() -> None:
 def test_a_rare_capitalised_word_after_in_is_a_place() -> None:
     text = "user climbs at Brenzow Loft in Drevnik twice a week"
     taken = [Entity(15, 26, "LOCATION", "Brenzow Loft", "ner")]
-    assert _texts(find_cued_places(text, [], _rare, taken=taken)) == [("LOCATION", "Drevnik")]
+    assert _texts(find_cued_places(text, [], rare, taken=taken)) == [("LOCATION", "Drevnik")]
 
 
 def test_a_common_capitalised_word_after_in_needs_a_home_before() -> None:
-    assert find_cued_places("She is fluent in Spanish and French.", [], _rare) == []
-    assert find_cued_places("He works in Marketing now.", [], _rare) == []  # a field, not a place
-    found = find_cued_places("User runs a baking business from home in Vell.", [], _rare)
+    assert find_cued_places("She is fluent in Spanish and French.", [], rare) == []
+    assert find_cued_places("He works in Marketing now.", [], rare) == []  # a field, not a place
+    found = find_cued_places("User runs a baking business from home in Vell.", [], rare)
     assert _texts(found) == [("LOCATION", "Vell")]
     assert _texts(find_cued_places("our flat in Kitchen Hill is small", [], None)) == [
         ("LOCATION", "Kitchen Hill")
@@ -97,10 +77,10 @@ def test_a_common_capitalised_word_after_in_needs_a_home_before() -> None:
 
 def test_a_labelled_public_capitalised_or_stop_word_after_in_is_not_this_rules() -> None:
     text = "we met in Drevnik"
-    assert find_cued_places(text, [], _rare, taken=[Entity(10, 17, "PUBLIC", "Drevnik", "ner")]) == []
-    assert find_cued_places(text, [], _rare, public={"drevnik"}) == []
-    assert find_cued_places("my home in HR files", [], _rare) == []  # an acronym
-    assert find_cued_places("i live in The", [], _rare, stop=frozenset({"the"})) == []
+    assert find_cued_places(text, [], rare, taken=[Entity(10, 17, "PUBLIC", "Drevnik", "ner")]) == []
+    assert find_cued_places(text, [], rare, public={"drevnik"}) == []
+    assert find_cued_places("my home in HR files", [], rare) == []  # an acronym
+    assert find_cued_places("i live in The", [], rare, stop=frozenset({"the"})) == []
 
 
 def test_a_place_after_in_in_the_participants_words_reaches_the_response() -> None:
@@ -110,7 +90,7 @@ def test_a_place_after_in_in_the_participants_words_reaches_the_response() -> No
         response_with_memory="Regulars at a Drevnik gym may recognise you.",
         response_without_memory="Naming a gym narrows down who you are.",
     )
-    (result,) = deidentify_records([record], _WithVocab())
+    (result,) = deidentify_records([record], VocabNer({}))
     assert "Drevnik" not in str(result.fields)
     record = raw_preference_record(
         query="any tips?",
@@ -118,7 +98,7 @@ def test_a_place_after_in_in_the_participants_words_reaches_the_response() -> No
         response_with_memory="Try a week in Drevnik for a reset.",  # a response alone: no ground
         response_without_memory="Rest more.",
     )
-    (result,) = deidentify_records([record], _WithVocab())
+    (result,) = deidentify_records([record], VocabNer({}))
     assert "Drevnik" in str(result.fields["response_with_memory"])
 
 
@@ -235,9 +215,9 @@ def test_a_day_and_month_after_a_date_noun_is_a_date() -> None:
 
 
 def test_a_known_name_takes_every_rare_word_after_it_up_to_a_possessive() -> None:
-    found = extend_known_names("ask denise okalanga vimbeku today", [], {"denise"}, _rare)
+    found = extend_known_names("ask denise okalanga vimbeku today", [], {"denise"}, rare)
     assert [e.text for e in found] == ["denise okalanga vimbeku"]
-    found = extend_known_names("denise okalanga's vimbeku stall", [], {"denise"}, _rare)
+    found = extend_known_names("denise okalanga's vimbeku stall", [], {"denise"}, rare)
     assert [e.text for e in found] == ["denise okalanga"]
-    found = extend_known_names("denise okalanga makes tea", [], {"denise"}, _rare)
+    found = extend_known_names("denise okalanga makes tea", [], {"denise"}, rare)
     assert [e.text for e in found] == ["denise okalanga"]
