@@ -503,12 +503,6 @@ def _weak_ner(
     )
 
 
-def _cased_run_on(text: str) -> bool:
-    """True for a span whose first word is capitalised and a later one lowercase ("Aoife pozdrawia")."""
-    words = text.split()
-    return len(words) > 1 and words[0][:1].isupper() and any(w[:1].islower() for w in words[1:])
-
-
 def _jobs_by_participant(jobs: Sequence[tuple[str, str, str]]) -> dict[str, list[tuple[str, str, str]]]:
     """The ``(participant, slot, text)`` jobs grouped by participant."""
     grouped: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
@@ -768,8 +762,6 @@ def deidentify_records(
         if rare is not None:  # "denise okonkwo" beside a known "Denise"; "a party in kilimani"
             extended = extend_known_names(text, extended, known, rare, stop=NEVER_NAMES)
             extended = find_rare_places(text, extended, rare, stop=NEVER_NAMES)
-            # a known capitalised name is not extended by a lowercase word ("Aoife pozdrawia!")
-            extended = [e for e in extended if not (e.source == "namepart" and _cased_run_on(e.text))]
         # "Ani, try this" beside a known "Anika"; "from home in Obs" in the participant's own words
         extended = find_short_names(text, extended, ner_raw.get(slot, []), known)
         if not _is_response(slot):

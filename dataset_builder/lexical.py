@@ -89,6 +89,12 @@ def _base(word: str) -> str:
     return re.sub(r"['\u2019]s$", "", word.rstrip("'\u2019"))
 
 
+def _cased_run_on(span: str) -> bool:
+    """True for a span whose first word is capitalised and a later one lowercase ("Aoife pozdrawia")."""
+    words = span.split()
+    return len(words) > 1 and words[0][:1].isupper() and any(w[:1].islower() for w in words[1:])
+
+
 def truecased(text: str, rare: Callable[[str], bool], *, stop: frozenset[str] = frozenset()) -> str | None:
     """A copy of ``text`` with its rare lowercase words capitalised, or ``None`` when the text's
     writer capitalises or no word is rare. ``stop`` words and words under three letters stay."""
@@ -220,6 +226,8 @@ def extend_known_names(
             if len(base) < 3 or base in stop or not rare(base):
                 break
             end = nxt.start("w") + len(base)
+        if _cased_run_on(text[start:end]):
+            continue  # a capitalised known name is not extended by lowercase words ("Aoife pozdrawia!")
         inside = [e for e in result if e.start < end and e.end > start]
         if any(e.kind == "PERSON" and e.start <= start and e.end >= end for e in inside):
             continue  # already one person

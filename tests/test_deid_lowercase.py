@@ -391,3 +391,12 @@ def test_domain_label_spelled_out_in_words() -> None:
 def test_user_before_a_reporting_verb_is_no_person() -> None:
     assert find_cued_people("User prefers hosting at home over restaurants.") == []
     assert [e.text for e in find_cued_people("Brenzow prefers hosting at home.")] == ["Brenzow"]
+
+
+def test_a_capitalised_known_name_is_not_extended_by_a_lowercase_word() -> None:
+    """A writer who capitalises names does not leave a family name lowercase ("Okalanga" is rare)."""
+    marta = Entity(4, 9, "PERSON", "Marta", "ner")
+    found = extend_known_names("Hi, Marta okalanga!", [marta], {"marta"}, rare)
+    assert [(e.text, e.source) for e in found] == [("Marta", "ner")]
+    lower = extend_known_names("hi, marta okalanga!", [], {"marta"}, rare)
+    assert [(e.text, e.source) for e in lower] == [("marta okalanga", "namepart")]
