@@ -45,7 +45,15 @@ from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
-from .evidence import acronym_or_code, grounded, grounded_name, modifies_noun, own_words, sentence_bounds
+from .evidence import (
+    acronym_or_code,
+    grounded,
+    grounded_name,
+    modifies_noun,
+    own_words,
+    sentence_bounds,
+    spelled_acronyms,
+)
 from .lexical import (
     extend_known_names,
     find_cued_places,
@@ -346,7 +354,8 @@ def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
 def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[str]]:
     """Per participant, the words the responses (model-written, with capitals) use in lowercase in
     mid-sentence: a name NER found that the responses also write in lowercase is a common word
-    ("Jollof starts with…" beside "your nan's jollof")."""
+    ("Jollof starts with…" beside "your nan's jollof"); also the lowercase words a memory-free
+    response spells as acronyms (:func:`dataset_builder.evidence.spelled_acronyms`)."""
     words: dict[str, set[str]] = defaultdict(set)
     for record in records:
         for text in (record.response_with_memory, record.response_without_memory):
@@ -355,6 +364,17 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
             for m in re.finditer(r"(?<=[\s(\"'])[a-z\u00df-\u024f][\w'\u00df-\u024f-]*", text):
                 if text[: m.start()].rstrip()[-1:] not in ".!?:;\n":
                     words[record.participant_id].add(_fold(re.sub(r"['\u2019]s$", "", m.group(0))))
+    # a word the participant types in lowercase that a memory-free response spells as an acronym
+    # ("is pzu or warta cheaper" / "neither PZU nor Warta"): an insurer, exam or agency
+    by_participant: dict[str, list[RawPreferenceRecord]] = defaultdict(list)
+    for record in records:
+        by_participant[record.participant_id].append(record)
+    for pid, group in by_participant.items():
+        own = [t for r in group for name, t in texts_of(r) if not name.startswith("response")]
+        own += [t for r in group for t in (*r.event_memories, *r.participant_profile.values(), r.note or "")]
+        everything = [t for r in group for _, t in texts_of(r)]
+        unaware = [r.response_without_memory for r in group]
+        words[pid] |= spelled_acronyms(own, unaware, everything)
     return words
 
 
@@ -446,6 +466,10 @@ def _is_response(slot: str) -> bool:
     return slot.split("\0")[-1].startswith("response")
 
 
+#: The memories' third-person subject ("user's car is a vw golf"): never a name, whatever NER says.
+_SUBJECT_WORDS = frozenset({"user", "the user"})
+
+
 #: How far (characters) an address may be from a place on its line to count as its neighbour.
 _ADDRESS_REACH = 50
 
@@ -470,6 +494,8 @@ def _weak_ner(
     """
     if entity.kind not in _NAMED_KINDS:
         return False
+    if _key(entity.text) in _SUBJECT_WORDS:
+        return True  # "user's sv-nummer is …": the memories' own subject, which NER may call a firm
     if _MODEL_YEAR_BEFORE.search(text[: entity.start]):
         return True
     if _HONORIFIC_BEFORE.fullmatch(_fold(entity.text) + " "):

@@ -22,11 +22,19 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .detectors import _stop_words
 
-__all__ = ["acronym_or_code", "grounded", "grounded_name", "modifies_noun", "own_words", "sentence_bounds"]
+__all__ = [
+    "acronym_or_code",
+    "grounded",
+    "grounded_name",
+    "modifies_noun",
+    "own_words",
+    "sentence_bounds",
+    "spelled_acronyms",
+]
 
 _WORD = re.compile(r"[^\W\d_]+")
 #: An all-capitals word or code: "UTR", "H-E-B", "SA106", "IR3", "A2", "U11", "US-87".
@@ -148,3 +156,51 @@ def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     left = max((m.start() for m in _SENTENCE_END.finditer(text, 0, start)), default=-1)
     m = _SENTENCE_END.search(text, end)
     return left + 1, (m.start() + 1 if m else len(text))
+
+
+#: A word of three to six capitals ("BECE", "ÖGK", "FONASA") not joined to a hyphen or a digit.
+_CAPITALS_WORD = re.compile(r"(?<![\w-])[^\W\d_]{3,6}(?![\w-])")
+
+
+def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Sequence[str]) -> set[str]:
+    """The folded words the participant writes in lowercase ("is pzu or warta cheaper", "when do
+    bece results come out") that a response written without their memories (``unaware``) spells as
+    an acronym, in capitals and beside no other capitalised word ("neither PZU nor Warta", not
+    "SATO Yumi"): an insurer, exam, scheme or agency the model knows by itself, not a private name.
+
+    A word that any text (of ``everything``) writes near a home, family or work (public.near_anchor,
+    public.work_context), or that the participant also writes in capitals ("we land in KRK"), is
+    left out: it may be their employer, school or airport.
+
+    >>> spelled_acronyms(["is pzu cheaper"], ["PZU is often pricier"], ["is pzu cheaper"])
+    {'pzu'}
+    >>> spelled_acronyms(["i work at pzu"], ["PZU is big"], ["i work at pzu"])
+    set()
+    """
+    from .public import near_anchor, work_context
+
+    spelled: set[str] = set()
+    for text in unaware:
+        for m in _CAPITALS_WORD.finditer(text):
+            word = m.group(0)
+            if not word.isupper():
+                continue
+            before = re.search(r"([^\W\d_][\w'-]*)[ \t\"'(]*$", text[: m.start()])
+            after = re.match(r"[ \t\"')]*([^\W\d_][\w'-]*)", text[m.end() :])
+            beside = [w.group(1) for w in (before, after) if w]
+            if not any(w[:1].isupper() and _fold(w) not in _stop_words() for w in beside):
+                spelled.add(_fold(word))
+    result: set[str] = set()
+    for word in spelled:
+        pattern = re.compile(rf"(?<![\w@./-]){re.escape(word)}(?![\w@-])")
+        written = [text[m.start() : m.end()] for text in own for m in pattern.finditer(_fold(text))]
+        if not written or not all(w.islower() for w in written):
+            continue
+        anchored = any(
+            near_anchor(text, m.start(), m.end()) or work_context(text, m.start(), m.end())
+            for text in everything
+            for m in pattern.finditer(_fold(text))
+        )
+        if not anchored:
+            result.add(word)
+    return result

@@ -503,6 +503,8 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     key = re.sub(r"^the\s+", "", surface.strip().lower())
     key = re.sub(r"['\u2019]s$", "", key)
     before, after = text[:start], text[end:]
+    if _HOLIDAY.match(_fold_same_length(key)):
+        return True  # also with its accents: "Tết", "Día de Muertos"
     saint = re.match(r"(?:st\.?|saint)\s+\w+$", key) or re.search(r"\b(?:st\.?|saint)\s+$", before, re.I)
     if _HOLIDAY.match(key) or (saint and _HOLIDAY_TAIL.match(after)):
         return True

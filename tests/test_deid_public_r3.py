@@ -1,0 +1,97 @@
+"""Over-redaction of the de-identifier, round 3: the memories' subject, accented holidays,
+acronyms a memory-free response spells out.
+
+Every sentence here is invented for the test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dataset_builder.deidentify import deidentify_records
+from dataset_builder.evidence import spelled_acronyms
+from dataset_builder.public import public_mention
+from tests.helpers_deid import FixedNer
+from tests.helpers_records import raw_preference_record
+
+
+def test_the_memories_subject_is_never_an_organisation() -> None:
+    record = raw_preference_record(
+        query="how do i renew my permit?",
+        retrieved_memories=["user's permit number is 4471 2210", "user rents a flat in Dravnik"],
+        response_with_memory="Renew it online.",
+        response_without_memory="Renew it online.",
+    )
+    ner = FixedNer({"user": "ORGANIZATION", "Dravnik": "LOCATION"})
+    (result,) = deidentify_records([record], ner)
+    memories = result.fields["retrieved_memories"]
+    assert memories[1].startswith("user rents a flat in [LOCATION_")
+    assert "ORGANIZATION" not in " ".join(memories)
+
+
+def test_a_user_inside_a_name_is_still_redacted() -> None:
+    record = raw_preference_record(
+        query="my friend is at Userwerk Studio",
+        retrieved_memories=["user likes Userwerk Studio"],
+        response_with_memory="Userwerk Studio sounds fun.",
+        response_without_memory="Sounds fun.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Userwerk Studio": "ORGANIZATION"}))
+    assert "Userwerk" not in result.published_fields()["query"]
+
+
+@pytest.mark.parametrize(
+    ("surface", "text", "expected"),
+    [
+        ("Tết", "A box of sweets for Tết is a classic.", True),
+        ("Día de Muertos", "For Día de Muertos build an altar.", True),
+        ("Tèo", "Ask Tèo about it.", False),
+    ],
+)
+def test_accented_holidays_are_public(surface: str, text: str, expected: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind="PERSON") is expected
+
+
+@pytest.mark.parametrize(
+    ("own", "unaware", "expected"),
+    [
+        (["is kvz or dorna cheaper"], ["Neither KVZ nor Dorna is always cheaper."], {"kvz"}),
+        (["when do bxce results come out"], ["BXCE results come out in August."], {"bxce"}),
+        # the participant writes it in capitals too: an airport or a code of theirs
+        (["we land in QRX on friday", "qrx at 5"], ["We land in QRX on Friday."], set()),
+        # beside another capitalised word: a family name written in capitals
+        (["cv for tamura aiko"], ['Write "TAMURA Aiko" on the CV.'], set()),
+        # tied to the participant's work
+        (["i work at kvz now"], ["KVZ is a big firm."], set()),
+        (["my mum is at kvz"], ["KVZ is a big firm."], set()),
+        # only the response that saw the memories spells it: no evidence
+        (["is kvz cheaper"], ["Compare prices online."], set()),
+    ],
+)
+def test_spelled_acronyms(own: list[str], unaware: list[str], expected: set[str]) -> None:
+    assert spelled_acronyms(own, unaware, [*own, *unaware]) == expected
+
+
+def test_lowercase_acronym_the_memory_free_response_spells_is_kept() -> None:
+    record = raw_preference_record(
+        query="my car cover ends soon, is kvz or dorna cheaper?",
+        retrieved_memories=["user drives a small hatchback"],
+        response_with_memory="KVZ has more branches; compare quotes.",
+        response_without_memory="Neither KVZ nor Dorna is always cheaper; compare quotes.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"kvz": "LOCATION", "KVZ": "LOCATION"}))
+    published = result.published_fields()
+    assert "kvz or dorna" in published["query"]
+    assert "KVZ" in published["response_without_memory"]
+
+
+def test_lowercase_acronym_of_an_employer_is_redacted() -> None:
+    record = raw_preference_record(
+        query="i work nights at kvz, can i swap a shift?",
+        retrieved_memories=["user works at kvz"],
+        response_with_memory="Ask your KVZ manager.",
+        response_without_memory="Ask KVZ HR about it.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"kvz": "ORGANIZATION", "KVZ": "ORGANIZATION"}))
+    assert "kvz" not in result.published_fields()["query"]
