@@ -51,6 +51,7 @@ __all__ = [
     "residence_before",
     "trip_destination",
     "trip_places",
+    "landmarks",
     "articled_words",
     "anchored_place",
 ]
@@ -389,13 +390,71 @@ def trip_places(texts: Sequence[str], keys: Iterable[str]) -> set[str]:
     """
     folded = [(_fold_same_length(t), t) for t in texts]
     candidates = [key for key in dict.fromkeys(keys) if len(key) >= 3 and key not in country_names()]
-    result: set[str] = set()
+    result = landmarks(folded, candidates)
     for _ in range(2):  # a second pass for the places joined to a destination ("petra + wadi rum")
         joined = "|".join(re.escape(k) for k in sorted(result, key=len, reverse=True))
         after_trip = re.compile(rf"(?:{joined})\s*(?:,|\+|&|and|or)\s+$") if joined else None
         for key in candidates:
             if key not in result and _trip_place(key, folded, after_trip):
                 result.add(key)
+    return result
+
+
+#: Nouns that end (or, in Romance languages and for mountains and lakes, start) the name of a
+#: public sight, facility or route: "Odori Park", "the French Quarter", "Estadio Azteca",
+#: "Mount Rinjani", "the West Highland Way". Streets, hills, valleys, islands, bridges and
+#: markets are left out: they also name where people live and work.
+_LANDMARK_LAST = frozenset(
+    """park parks station airport museum gallery beach river way quarter square stadium arena
+    cathedral basilica castle temple shrine zoo aquarium gardens falls cliffs waterfall volcano
+    glacier lighthouse""".split()
+)
+_LANDMARK_FIRST = frozenset(
+    """mount mt mt. lake estadio museo museu musee parque playa praia lagoa lago castillo castello
+    catedral""".split()
+)
+#: "the cliffs of moher": a landmark noun and "of" before a name.
+_LANDMARK_OF_BEFORE = re.compile(
+    rf"\b(?:{'|'.join(sorted(_LANDMARK_LAST | _LANDMARK_FIRST - {'mt.'}))})\s+of\s+(?:the\s+)?$"
+)
+
+
+def landmarks(folded: Sequence[tuple[str, str]], keys: Iterable[str]) -> set[str]:
+    """The ``keys`` (folded place names) that name a public sight, facility or route by a landmark
+    noun (:data:`_LANDMARK_LAST`, :data:`_LANDMARK_FIRST`: "odori park", "mount rinjani"), or that
+    every text writes after one and "of" ("the cliffs of moher"), where no occurrence is near a
+    home, family or work (:func:`near_anchor`) or after a house number ("12 Fenwick Way"), and no
+    other word of the name is itself one of the places (``keys``) the participant names: "Velmora
+    Station" in the participant's town Velmora would name the town. ``folded`` pairs each text's
+    :func:`_fold_same_length` copy with the text.
+
+    >>> texts = ["we saw Brask Park", "Brask Park at dawn"]
+    >>> sorted(landmarks([(_fold_same_length(t), t) for t in texts], ["brask park"]))
+    ['brask park']
+    >>> texts = ["we live by Brask Park", "Velmora Station"]
+    >>> landmarks([(_fold_same_length(t), t) for t in texts], ["brask park", "velmora station", "velmora"])
+    set()
+    """
+    keys = list(keys)
+    words = {key for key in keys if " " not in key}
+    result: set[str] = set()
+    for key in keys:
+        parts = key.split()
+        named = len(parts) >= 2 and (parts[-1] in _LANDMARK_LAST or parts[0] in _LANDMARK_FIRST)
+        if len(parts) >= 2 and any(p in words for p in parts if p not in _LANDMARK_LAST | _LANDMARK_FIRST):
+            continue
+        pattern = re.compile(rf"(?<![\w@.]){re.escape(key)}(?![\w@])")
+        hits = [(low, text, m) for low, text in folded for m in pattern.finditer(low)]
+        if not hits:
+            continue
+        if not named and not all(_LANDMARK_OF_BEFORE.search(low[: m.start()]) for low, _, m in hits):
+            continue
+        if any(
+            near_anchor(text, m.start(), m.end()) or re.search(r"\d\w*[ ,]+$", text[: m.start()])
+            for _, text, m in hits
+        ):
+            continue
+        result.add(key)
     return result
 
 

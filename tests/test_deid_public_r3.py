@@ -95,3 +95,56 @@ def test_lowercase_acronym_of_an_employer_is_redacted() -> None:
     )
     (result,) = deidentify_records([record], FixedNer({"kvz": "ORGANIZATION", "KVZ": "ORGANIZATION"}))
     assert "kvz" not in result.published_fields()["query"]
+
+
+def _landmarks(texts: list[str], keys: list[str]) -> set[str]:
+    from dataset_builder.public import _fold_same_length, landmarks
+
+    return landmarks([(_fold_same_length(t), t) for t in texts], keys)
+
+
+@pytest.mark.parametrize(
+    ("texts", "keys", "expected"),
+    [
+        (["a picnic in Brask Park", "Brask Park has benches"], ["brask park"], {"brask park"}),
+        (["hike Mount Quorra in July"], ["mount quorra"], {"mount quorra"}),
+        (["the Estadio Velmar is near the metro"], ["estadio velmar"], {"estadio velmar"}),
+        (["walk the Tolven Coast Way"], ["tolven coast way"], {"tolven coast way"}),
+        (["tourists going to the cliffs of dravno", "the Cliffs of Dravno"], ["dravno"], {"dravno"}),
+        # near a home, family or work
+        (["we live next to Brask Park"], ["brask park"], set()),
+        (["my parents in Brask Park"], ["brask park"], set()),
+        # after a house number: a street address
+        (["send it to 12 Fenmore Way"], ["fenmore way"], set()),
+        # another of the participant's places is a word of it: it names their town
+        (
+            ["lost my wallet near velmora station", "user lives in velmora"],
+            ["velmora station", "velmora"],
+            set(),
+        ),
+        # no landmark noun: a town
+        (["a week in Dravno"], ["dravno"], set()),
+        # "of" without a landmark noun before it every time
+        (["the cliffs of dravno", "lives in dravno"], ["dravno"], set()),
+        # streets, hills and markets are where people live and work
+        (["meet at Brask Market", "Tollen Hill at dawn"], ["brask market", "tollen hill"], set()),
+    ],
+)
+def test_landmarks(texts: list[str], keys: list[str], expected: set[str]) -> None:
+    assert _landmarks(texts, keys) == expected
+
+
+def test_landmark_in_a_response_is_kept_and_the_home_town_redacted() -> None:
+    record = raw_preference_record(
+        query="what can my parents do in velmora with little walking?",
+        retrieved_memories=["user lives in velmora"],
+        response_with_memory="In Velmora, Brask Park has benches and the Tollen Museum is flat.",
+        response_without_memory="Brask Park has lots of benches.",
+    )
+    ner = FixedNer({"velmora": "LOCATION", "Velmora": "LOCATION", "Brask Park": "LOCATION"})
+    (result,) = deidentify_records([record], ner)
+    published = result.published_fields()
+    assert "Brask Park" in published["response_with_memory"]
+    assert "Brask Park" in published["response_without_memory"]
+    assert "velmora" not in published["query"].lower()
+    assert "Velmora" not in published["response_with_memory"]
