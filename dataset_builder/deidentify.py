@@ -69,6 +69,7 @@ from .public import (
     PUBLIC_SERVICES,
     articled_words,
     country_names,
+    landmark_name,
     media_titles,
     possessive_title_tail,
     public_mention,
@@ -341,6 +342,16 @@ def _public_in_context(entity: Entity, text: str, public: set[str]) -> bool:
         # a public name and the chat words NER ran on into ("coupang pls", "strava bio")
         if _public_word(words[0], public) and all(w.islower() for w in raw_words[1:]):
             return True
+        # a public platform's own product ("Bolt Food", "M-Pesa Paybill"), unless the participant
+        # works there (an employer is no public name for them)
+        if (
+            entity.kind == "ORGANIZATION"
+            and len(words) == 2
+            and words[0] in public
+            and words[0] in PUBLIC_SERVICES | PUBLIC_ENTITIES
+            and raw_words[0][:1].isupper() == raw_words[1][:1].isupper()
+        ):
+            return True
         # a public service's own "my" page ("Mijn Belastingdienst", "My Account" of a public name)
         if words[0] in _POSSESSIVES and _public_word(" ".join(words[1:]), public):
             return True
@@ -501,8 +512,8 @@ def _weak_ner(
     if _HONORIFIC_BEFORE.fullmatch(_fold(entity.text) + " "):
         return True  # a kinship word or honorific alone ("mamie's address", "for my abuela")
     if in_response and not grounded_name(entity.text, own):
-        if entity.kind == "ORGANIZATION":
-            return True
+        if entity.kind == "ORGANIZATION" or landmark_name(entity.text):
+            return True  # a sight the model names by itself ("Brask Park"), also near their town
         start, end = sentence_bounds(text, entity.start, entity.end)
         # an address the participant gave, on the span's line and a few words away, is as near as
         # its sentence

@@ -51,6 +51,7 @@ __all__ = [
     "residence_before",
     "trip_destination",
     "trip_places",
+    "landmark_name",
     "landmarks",
     "articled_words",
     "anchored_place",
@@ -417,6 +418,21 @@ _LANDMARK_FIRST = frozenset(
 _LANDMARK_OF_BEFORE = re.compile(
     rf"\b(?:{'|'.join(sorted(_LANDMARK_LAST | _LANDMARK_FIRST - {'mt.'}))})\s+of\s+(?:the\s+)?$"
 )
+
+
+def landmark_name(surface: str) -> bool:
+    """True for a capitalised name of two or more words that a landmark noun ends or starts
+    ("Brask Park", "Mount Quorra", "Estadio Velmar"), not "Park Jiwoo" nor "the park".
+
+    >>> [landmark_name(s) for s in ("Brask Park", "Mount Quorra", "Park Jiwoo", "brask park", "Tollen Hill")]
+    [True, True, False, False, False]
+    """
+    words = surface.split()
+    if len(words) < 2 or not all(
+        w[:1].isupper() for w in words if w.lower() not in ("of", "the", "de", "da")
+    ):
+        return False
+    return words[-1].lower() in _LANDMARK_LAST or words[0].lower() in _LANDMARK_FIRST
 
 
 def landmarks(folded: Sequence[tuple[str, str]], keys: Iterable[str]) -> set[str]:

@@ -148,3 +148,68 @@ def test_landmark_in_a_response_is_kept_and_the_home_town_redacted() -> None:
     assert "Brask Park" in published["response_without_memory"]
     assert "velmora" not in published["query"].lower()
     assert "Velmora" not in published["response_with_memory"]
+
+
+@pytest.mark.parametrize(
+    ("surface", "expected"),
+    [
+        ("Brask Park", True),
+        ("Mount Quorra", True),
+        ("Estadio Velmar", True),
+        ("Park Jiwoo", False),  # a family name first
+        ("brask park", False),  # not written as a name
+        ("Tollen Hill", False),  # hills are where people live
+        ("Brask", False),
+    ],
+)
+def test_landmark_name(surface: str, expected: bool) -> None:
+    from dataset_builder.public import landmark_name
+
+    assert landmark_name(surface) is expected
+
+
+def test_a_sight_the_response_names_near_the_participants_town_is_kept() -> None:
+    record = raw_preference_record(
+        query="my parents visit in may, ideas with little walking?",
+        retrieved_memories=["user lives in Tollenberg"],
+        response_with_memory="Near Tollenberg, Quorrenuma Park has benches.",
+        response_without_memory="Parks with benches are best.",
+    )
+    ner = FixedNer({"Tollenberg": "LOCATION", "Quorrenuma Park": "PERSON"})
+    (result,) = deidentify_records([record], ner)
+    published = result.published_fields()["response_with_memory"]
+    assert "Quorrenuma Park" in published
+    assert "Tollenberg" not in published
+
+
+def test_a_person_the_response_names_near_the_participants_town_is_still_redacted() -> None:
+    record = raw_preference_record(
+        query="my parents visit in may, ideas with little walking?",
+        retrieved_memories=["user lives in Tollenberg"],
+        response_with_memory="Near Tollenberg, Quorrenuma Parkes runs tours.",
+        response_without_memory="Tours are best.",
+    )
+    ner = FixedNer({"Tollenberg": "LOCATION", "Quorrenuma Parkes": "PERSON"})
+    (result,) = deidentify_records([record], ner)
+    assert "Quorrenuma" not in result.published_fields()["response_with_memory"]
+
+
+def _platform_record(query: str) -> object:
+    return raw_preference_record(
+        query=query,
+        retrieved_memories=["user sells soup from home"],
+        response_with_memory="Sign up on the Lyft Parcels merchant page.",
+        response_without_memory="Use the Lyft Parcels merchant page.",
+    )
+
+
+def test_a_platforms_own_product_is_public() -> None:
+    record = _platform_record("how do i get my soup on lyft parcels?")
+    (result,) = deidentify_records([record], FixedNer({"Lyft Parcels": "ORGANIZATION"}))
+    assert "Lyft Parcels" in result.published_fields()["response_without_memory"]
+
+
+def test_a_platforms_product_is_redacted_for_someone_who_works_there() -> None:
+    record = _platform_record("i work shifts at lyft parcels, can i swap one?")
+    (result,) = deidentify_records([record], FixedNer({"Lyft Parcels": "ORGANIZATION"}))
+    assert "Lyft Parcels" not in result.published_fields()["response_without_memory"]
