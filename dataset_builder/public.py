@@ -12,12 +12,14 @@ libphonenumber's locale data, programming-language names from Pygments' lexers):
   described by a media noun ("Hades is an action game", "Abbott Elementary is a mockumentary");
 * a programming language in a programming context ("write Ruby and Go");
 * a product with a model number or after "drives a" ("Mazda 3", "drives a Corolla"), or one
-  organisation word after "a"/"an" that ends its clause ("on a Cannondale");
+  organisation word after "a"/"an" that ends its clause ("on a Cannondale"), a product after a
+  container ("a box of Velka Mints"), a team before its merchandise ("a Brask United jersey") and
+  a marketplace something is sold on ("sells hats on Quorra");
 * a feast named after a saint ("falls on sant jordi (23 april)") and a transport line ("take the
   Tren Ligero to");
 * across all of a participant's texts: a place named as a trip's destination and never near a home,
-  family or work (:func:`trip_places`), and a one-word "person" written after an article
-  (:func:`articled_words`).
+  family or work (:func:`trip_places`; also a sight named by a landmark noun, :func:`landmarks`),
+  and a one-word "person" written after an article (:func:`articled_words`).
 
 Countries are handled by the de-identifier (:func:`country_names`): a country is not a direct
 identifier (HIPAA Safe Harbor removes only places smaller than a state) unless it is a city-state,
@@ -156,6 +158,7 @@ _WORK_BEFORE = re.compile(
 _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
     r"finale|series|soundtrack|tickets|settings|cards?|line|subscription|helpline|hotline|visas?|scheme|"
+    r"jerseys?|scarf|scarves|merch|merchandise|"
     r"customer\s+(?:service|care)|service\s+cent(?:re|er))\b",
     re.IGNORECASE,
 )
@@ -210,7 +213,8 @@ _EVENT_AFTER = re.compile(
 #: ("a remittance center like Western Union", "apps such as Pixelgram").
 _SERVICE_LIKE_BEFORE = re.compile(
     r"\b(?:cent(?:er|re)s?|services?|apps?|banks?|carriers?|airlines?|platforms?|sites?|websites?|"
-    r"providers?|brands?|chains?|retailers?|marketplaces?|networks?|operators?)\s+(?:like|such\s+as)\s+$",
+    r"providers?|brands?|chains?|retailers?|marketplaces?|networks?|operators?|products?|seasonings?|"
+    r"sauces?|snacks?|sweets|chocolates?|beers?|wines?|spirits?|cereals?|mixe?s?)\s+(?:like|such\s+as)\s+$",
     re.IGNORECASE,
 )
 _MEDIA_LIKE_BEFORE = re.compile(rf"\b{_MEDIA_NOUN}s?\s+(?:like|such\s+as)\s+(?:the\s+)?$", re.IGNORECASE)
@@ -300,7 +304,8 @@ def programming_languages() -> frozenset[str]:
 _TRIP_BEFORE = re.compile(
     r"\b(?:trip|trips|holiday|holidays|vacation|getaway|honeymoon|flight|flights|fly|flying|flew|"
     r"travel|travelling|traveling|hike|hiking|trek|trekking|visit|days|nights|itinerary|tour|"
-    r"layover|stopover|go\s+through|via)\s+(?:to\s+|in\s+|through\s+|for\s+|around\s+|at\s+)?"
+    r"layover|stopover|go\s+through|via|hostels?|hotels?|resorts?|guesthouses?|campsites?)"
+    r"\s+(?:to\s+|in\s+|through\s+|for\s+|around\s+|at\s+)?"
     r"(?:the\s+)?$",
     re.IGNORECASE,
 )
@@ -618,6 +623,15 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
         )
         if _DRIVES_BEFORE.search(before) or model:  # "Mazda 3", not "Karl-Heine-Straße 42"
             return True
+        if _CONTAINER_OF_BEFORE.search(before):
+            return True  # "a nicer box of Velka Mints": a product
+        if (
+            kind in ("PERSON", "ORGANIZATION")
+            and len(words) == 1
+            and _SELLS_ON_BEFORE.search(before)
+            and not re.match(r"\s+[A-Z]", after)
+        ):
+            return True  # "sells knitted hats on quorra": a marketplace
         if kind == "ORGANIZATION" and len(words) == 1 and _INDEFINITE_BEFORE.search(before):
             if not re.match(r"\s*[^\W\d_]", after) and not work_context(text, start, end):
                 return True  # "gravel addict on a Cannondale": a product, no organisation
@@ -651,6 +665,17 @@ def public_mention(surface: str, text: str, start: int, end: int, *, kind: str |
     return bool(_WORK_OF_ART_BEFORE.search(before))
 
 
+#: A container and "of" before a name: the name is a product ("a box of Velka Mints", "a jar of
+#: Brask", "two bottles of Tollen").
+_CONTAINER_OF_BEFORE = re.compile(
+    r"\b(?:box|boxes|bag|bags|bottle|bottles|jar|jars|pack|packs|packet|packets|can|cans|tin|tins|"
+    r"tub|tubs|bar|bars|carton|cartons|sachet|sachets|crate|crates)\s+of\s+$",
+    re.IGNORECASE,
+)
+#: Selling something "on" a name: a marketplace ("sells knitted hats on Quorra", "listed on Brask").
+_SELLS_ON_BEFORE = re.compile(
+    r"\b(?:sell|sells|selling|sold|list|lists|listing|listed)\b[^.!?;\n]{0,60}?\bon\s+$", re.IGNORECASE
+)
 #: A place preposition right before a name ("celebrating in San Jose": the town).
 _PLACE_PREPOSITION_BEFORE = re.compile(r"\b(?:in|at|near|from|to|into|around|outside|via)\s+$", re.I)
 #: A ride on a line before a name ("take the Tren Ligero to", "transfer to the Tren Ligero, which").

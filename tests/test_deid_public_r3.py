@@ -213,3 +213,33 @@ def test_a_platforms_product_is_redacted_for_someone_who_works_there() -> None:
     record = _platform_record("i work shifts at lyft parcels, can i swap one?")
     (result,) = deidentify_records([record], FixedNer({"Lyft Parcels": "ORGANIZATION"}))
     assert "Lyft Parcels" not in result.published_fields()["response_without_memory"]
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "kind", "expected"),
+    [
+        ("Pair it with a nicer box of Velka Mints from the shop.", "Velka Mints", "PERSON", True),
+        ("Bring two bottles of Tollen for the party.", "Tollen", "ORGANIZATION", True),
+        ("Give the box to Velka Brand.", "Velka Brand", "PERSON", False),
+        ("She sells knitted hats on Quorra and at fairs.", "Quorra", "PERSON", True),
+        ("user sells cakes at the market, listed on brask", "brask", "ORGANIZATION", True),
+        ("He sold the flat on Dravnik Road.", "Dravnik", "LOCATION", False),  # a street
+        ("She sells hats on Quorra Street.", "Quorra", "PERSON", False),  # part of a longer name
+        ("He sat on Quorra's lap.", "Quorra", "PERSON", False),  # no selling
+        ("An official Brask United jersey with his name.", "Brask United", "PERSON", True),
+        ("Use a seasoning like Tollen's and order ahead.", "Tollen", "PERSON", True),
+        ("Ask Tollen about the seasoning.", "Tollen", "PERSON", False),
+    ],
+)
+def test_products_and_marketplaces(text: str, surface: str, kind: str, expected: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind=kind) is expected
+
+
+def test_a_place_named_for_a_hostel_twice_is_a_trip_destination() -> None:
+    from dataset_builder.public import trip_places
+
+    texts = ["book a hostel in dravno for two", "Hostels in Dravno fill up fast."]
+    assert trip_places(texts, ["dravno"]) == {"dravno"}
+    # a hotel where someone works ties it to them
+    assert trip_places(["she works at a hotel in dravno", "Dravno is far"], ["dravno"]) == set()
