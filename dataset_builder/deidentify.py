@@ -47,6 +47,7 @@ from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
 from .evidence import (
     acronym_or_code,
+    derived_noun,
     grounded,
     grounded_name,
     modifies_noun,
@@ -393,7 +394,13 @@ def _common_phrase(key: str, common: set[str]) -> bool:
     """True when every word of ``key`` is written in lowercase by the responses (and it is not an
     everyday-word first name such as "will" or "hope", which have their own rule)."""
     tokens = key.split()
+    if len(tokens) >= 2 and tokens[0] in _LEADING_ARTICLES:
+        tokens = tokens[1:]  # "el rut", "the itr": the article NER ran on into
     return bool(tokens) and key not in _COMMON_WORD_NAMES and all(t in common for t in tokens)
+
+
+#: Articles of several languages that NER may take into a span before a common word ("El RUT").
+_LEADING_ARTICLES = frozenset("the a an el la le les los las il lo der die das het de".split())
 
 
 def _public_key(key: str, public: set[str]) -> bool:
@@ -507,6 +514,8 @@ def _weak_ner(
         return False
     if _key(entity.text) in _SUBJECT_WORDS:
         return True  # "user's sv-nummer is …": the memories' own subject, which NER may call a firm
+    if derived_noun(entity.text):
+        return True  # "the Meisterprüfung", "your Lohnsteuerbescheinigung": a German abstract noun
     if _MODEL_YEAR_BEFORE.search(text[: entity.start]):
         return True
     if _HONORIFIC_BEFORE.fullmatch(_fold(entity.text) + " "):

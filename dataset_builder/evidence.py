@@ -28,6 +28,7 @@ from .detectors import _stop_words
 
 __all__ = [
     "acronym_or_code",
+    "derived_noun",
     "grounded",
     "grounded_name",
     "modifies_noun",
@@ -162,11 +163,16 @@ def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
 _CAPITALS_WORD = re.compile(r"(?<![\w-])[^\W\d_]{3,6}(?![\w-])")
 
 
+#: A bare web address in running text: its first label ("fonasa" of "fonasa.cl").
+_SITE = re.compile(r"(?<![\w@./-])([a-z][a-z0-9-]{2,})\.(?:[a-z]{2,3})(?:\.[a-z]{2})?(?![\w@-])")
+
+
 def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Sequence[str]) -> set[str]:
     """The folded words the participant writes in lowercase ("is pzu or warta cheaper", "when do
     bece results come out") that a response written without their memories (``unaware``) spells as
     an acronym, in capitals and beside no other capitalised word ("neither PZU nor Warta", not
-    "SATO Yumi"): an insurer, exam, scheme or agency the model knows by itself, not a private name.
+    "SATO Yumi"), or names as a web address the participant did not write ("en fonasa.cl"): an
+    insurer, exam, scheme or agency the model knows by itself, not a private name.
 
     A word that any text (of ``everything``) writes near a home, family or work (public.near_anchor,
     public.work_context), or that the participant also writes in capitals ("we land in KRK"), is
@@ -186,10 +192,16 @@ def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Seq
             if not word.isupper():
                 continue
             before = re.search(r"([^\W\d_][\w'-]*)[ \t\"'(]*$", text[: m.start()])
+            if before and sentence_bounds(text, before.start(1), before.end(1))[0] >= before.start(1) - 1:
+                before = None  # "El RUT se escribe…": the capital of a sentence's first word
             after = re.match(r"[ \t\"')]*([^\W\d_][\w'-]*)", text[m.end() :])
             beside = [w.group(1) for w in (before, after) if w]
             if not any(w[:1].isupper() and _fold(w) not in _stop_words() for w in beside):
                 spelled.add(_fold(word))
+        # a site the response names by itself ("En fonasa.cl puedes…"): its name is public
+        for m in _SITE.finditer(text):
+            if not any(m.group(0).lower() in t.lower() for t in own):
+                spelled.add(_fold(m.group(1)))
     result: set[str] = set()
     for word in spelled:
         pattern = re.compile(rf"(?<![\w@./-]){re.escape(word)}(?![\w@-])")
@@ -204,3 +216,21 @@ def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Seq
         if not anchored:
             result.add(word)
     return result
+
+
+#: German suffixes that make abstract and action nouns ("Prüfung", "Krankmeldung", "Freiheit",
+#: "Möglichkeit", "Gesellschaft"), after a consonant: "-ung" after a vowel ends names ("Kaohsiung").
+_DERIVED_NOUN = re.compile(r"[^\W\d_]{4,}(?:[^\W\daeiouy_]ung|heit|keit|schaft)")
+
+
+def derived_noun(surface: str) -> bool:
+    """True for one word of nine letters or more that a German noun-forming suffix ends
+    ("Meisterprüfung", "Lohnsteuerbescheinigung", "Mitgliedschaft"): an abstract or action noun,
+    which names no person, firm or place. Short words ("Jung", "Hung") and vowel-led endings
+    ("Kaohsiung") are left alone.
+
+    >>> [derived_noun(s) for s in ("Meisterprüfung", "krankmeldung", "Kaohsiung", "Jung", "Hans Jung")]
+    [True, True, False, False, False]
+    """
+    word = surface.strip()
+    return len(word) >= 9 and bool(_DERIVED_NOUN.fullmatch(_fold(word)))

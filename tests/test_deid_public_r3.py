@@ -243,3 +243,66 @@ def test_a_place_named_for_a_hostel_twice_is_a_trip_destination() -> None:
     assert trip_places(texts, ["dravno"]) == {"dravno"}
     # a hotel where someone works ties it to them
     assert trip_places(["she works at a hotel in dravno", "Dravno is far"], ["dravno"]) == set()
+
+
+@pytest.mark.parametrize(
+    ("own", "unaware", "expected"),
+    [
+        # the capital of a sentence's first word is no name beside the acronym
+        (["me piden el kvx"], ["El KVX se escribe con puntos."], {"kvx"}),
+        (["me piden el kvx"], ["Pide a Tomas KVX el papel."], set()),
+        # a site the memory-free response names by itself
+        (["para inscribirme en dorvasa"], ["En dorvasa.cl puedes hacerlo."], {"dorvasa"}),
+        # a site the participant wrote: the response only repeats it
+        (["book at dorvasa.cl, dorvasa rocks"], ["Book at dorvasa.cl today."], set()),
+    ],
+)
+def test_spelled_acronyms_sentence_starts_and_sites(
+    own: list[str], unaware: list[str], expected: set[str]
+) -> None:
+    assert spelled_acronyms(own, unaware, [*own, *unaware]) == expected
+
+
+def test_an_article_before_a_common_word_does_not_make_a_name() -> None:
+    record = raw_preference_record(
+        query="me piden el kvx, esta bien escrito?",
+        retrieved_memories=["user is a nurse"],
+        response_with_memory="Si, esta bien.",
+        response_without_memory="El KVX se escribe con puntos y guion.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"el kvx": "ORGANIZATION", "El KVX": "ORGANIZATION"}))
+    published = result.published_fields()
+    assert "el kvx" in published["query"]
+    assert "El KVX" in published["response_without_memory"]
+
+
+@pytest.mark.parametrize(
+    ("surface", "expected"),
+    [
+        ("Meisterprüfung", True),
+        ("krankmeldung", True),
+        ("Mitgliedschaft", True),
+        ("Kaohsiung", False),  # "-ung" after a vowel
+        ("Jung", False),  # short: a name
+        ("Hans Jung", False),  # two words
+        ("Dravnikova", False),
+    ],
+)
+def test_derived_noun(surface: str, expected: bool) -> None:
+    from dataset_builder.evidence import derived_noun
+
+    assert derived_noun(surface) is expected
+
+
+def test_a_german_derived_noun_is_never_a_place() -> None:
+    record = raw_preference_record(
+        query="my boss says i should do the gesellenbefragung next year, worth it?",
+        retrieved_memories=["user is a carpenter in Dravnik"],
+        response_with_memory="The Gesellenbefragung helps if you stay in Dravnik.",
+        response_without_memory="The Gesellenbefragung usually pays off.",
+    )
+    ner = FixedNer({"gesellenbefragung": "LOCATION", "Gesellenbefragung": "LOCATION", "Dravnik": "LOCATION"})
+    (result,) = deidentify_records([record], ner)
+    published = result.published_fields()
+    assert "gesellenbefragung" in published["query"]
+    assert "Dravnik" not in published["response_with_memory"]
