@@ -54,6 +54,7 @@ from .evidence import (
     own_words,
     sentence_bounds,
     spelled_acronyms,
+    unaware_names,
 )
 from .lexical import (
     extend_known_names,
@@ -387,6 +388,7 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
         everything = [t for r in group for _, t in texts_of(r)]
         unaware = [r.response_without_memory for r in group]
         words[pid] |= spelled_acronyms(own, unaware, everything)
+        words[pid] |= unaware_names(own, unaware)
     return words
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "own_words",
     "sentence_bounds",
     "spelled_acronyms",
+    "unaware_names",
 ]
 
 _WORD = re.compile(r"[^\W\d_]+")
@@ -234,3 +235,28 @@ def derived_noun(surface: str) -> bool:
     """
     word = surface.strip()
     return len(word) >= 9 and bool(_DERIVED_NOUN.fullmatch(_fold(word)))
+
+
+#: A capitalised word of a running text ("Vagamon", "Ohrid"), not an all-capitals one.
+_CAPITALISED = re.compile(r"(?<![\w'-])[^\W\d_a-z][^\W\d_]*[a-z\u00df-\u024f][^\W\d_]*(?![\w-])")
+
+
+def unaware_names(own: Sequence[str], unaware: Sequence[str]) -> set[str]:
+    """The folded capitalised words that a response written without the participant's memories
+    (``unaware``) uses and none of the participant's own texts (``own``: query, memories,
+    profile, notes) contains, in any inflected form (:func:`grounded`): names the model knew by
+    itself ("a houseboat in Quorrakom"), which are public knowledge, whatever place of the
+    participant's stands beside them.
+
+    >>> sorted(unaware_names(["we live in dravnik"], ["Near Dravnik, try Quorrakom for hills."]))
+    ['near', 'quorrakom']
+    """
+    words = own_words(own)
+    stop = _stop_words()
+    found: set[str] = set()
+    for text in unaware:
+        for m in _CAPITALISED.finditer(text):
+            word = _fold(m.group(0))
+            if word not in stop and len(word) >= 3 and not _word_known(word, words):
+                found.add(word)
+    return found

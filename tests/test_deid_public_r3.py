@@ -306,3 +306,45 @@ def test_a_german_derived_noun_is_never_a_place() -> None:
     published = result.published_fields()
     assert "gesellenbefragung" in published["query"]
     assert "Dravnik" not in published["response_with_memory"]
+
+
+@pytest.mark.parametrize(
+    ("own", "unaware", "expected"),
+    [
+        (["we live in dravnik"], ["Near Dravnik, a houseboat in Quorrakom is calm."], {"quorrakom"}),
+        # an inflected form of the participant's word is theirs
+        (["we land in velmora"], ["In Velmorach the trams are cheap."], set()),
+        # all capitals and stop words are left to other rules
+        (["my number card"], ["Ring the KVZ line; The office opens at 9."], {"ring"}),
+    ],
+)
+def test_unaware_names(own: list[str], unaware: list[str], expected: set[str]) -> None:
+    from dataset_builder.evidence import unaware_names
+
+    assert unaware_names(own, unaware) - {"in", "near"} == expected
+
+
+def test_a_place_only_the_memory_free_response_knows_is_kept_beside_their_town() -> None:
+    record = raw_preference_record(
+        query="weekend ideas near dravnik for our anniversary?",
+        retrieved_memories=["user lives in dravnik", "user's wife loves boats"],
+        response_with_memory="Since she loves boats, a houseboat night in Quorrakom near Dravnik is special.",
+        response_without_memory="Near Dravnik: Quorrakom for a houseboat, or the hills.",
+    )
+    ner = FixedNer({"dravnik": "LOCATION", "Dravnik": "LOCATION", "Quorrakom": "PERSON"})
+    (result,) = deidentify_records([record], ner)
+    published = result.published_fields()
+    assert "Quorrakom" in published["response_with_memory"]
+    assert "Dravnik" not in published["response_with_memory"]
+
+
+def test_a_name_only_the_memory_aware_response_uses_beside_their_town_is_redacted() -> None:
+    record = raw_preference_record(
+        query="weekend ideas for our anniversary?",
+        retrieved_memories=["user lives in Dravnik"],
+        response_with_memory="In Dravnik, Quorrakom Lane has a boat hire.",
+        response_without_memory="Try a boat trip.",
+    )
+    ner = FixedNer({"Dravnik": "LOCATION", "Quorrakom Lane": "PERSON"})
+    (result,) = deidentify_records([record], ner)
+    assert "Quorrakom" not in result.published_fields()["response_with_memory"]
