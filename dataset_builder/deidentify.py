@@ -69,6 +69,7 @@ from .public import (
     PUBLIC_AGENCIES,
     PUBLIC_ENTITIES,
     PUBLIC_SERVICES,
+    alternatives,
     articled_words,
     country_names,
     landmark_name,
@@ -368,7 +369,9 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
     """Per participant, the words the responses (model-written, with capitals) use in lowercase in
     mid-sentence: a name NER found that the responses also write in lowercase is a common word
     ("Jollof starts with…" beside "your nan's jollof"); also the lowercase words a memory-free
-    response spells as acronyms (:func:`dataset_builder.evidence.spelled_acronyms`)."""
+    response spells as acronyms (:func:`dataset_builder.evidence.spelled_acronyms`), the
+    capitalised words only a memory-free response uses (:func:`dataset_builder.evidence.unaware_names`)
+    and the rivals offered beside a public name (:func:`dataset_builder.public.alternatives`)."""
     words: dict[str, set[str]] = defaultdict(set)
     for record in records:
         for text in (record.response_with_memory, record.response_without_memory):
@@ -387,8 +390,11 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
         own += [t for r in group for t in (*r.event_memories, *r.participant_profile.values(), r.note or "")]
         everything = [t for r in group for _, t in texts_of(r)]
         unaware = [r.response_without_memory for r in group]
-        words[pid] |= spelled_acronyms(own, unaware, everything)
-        words[pid] |= unaware_names(own, unaware)
+        spelled = spelled_acronyms(own, unaware, everything)
+        words[pid] |= spelled | unaware_names(own, unaware)
+        # a rival offered beside a public name ("is kvz or dorna cheaper")
+        lexicon = PUBLIC_SERVICES | PUBLIC_ENTITIES | {k for k in PUBLIC_AGENCIES if len(k) > 3}
+        words[pid] |= alternatives(everything, spelled | lexicon)
     return words
 
 

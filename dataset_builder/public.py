@@ -41,6 +41,7 @@ from collections.abc import Iterable, Sequence
 
 __all__ = [
     "BRANDS",
+    "alternatives",
     "PUBLIC_AGENCIES",
     "PUBLIC_ENTITIES",
     "PUBLIC_SERVICES",
@@ -781,3 +782,46 @@ def media_titles(text: str) -> list[str]:
         if current:
             titles.append(" ".join(current))
     return titles
+
+
+#: Words that offer alternatives of one kind ("is kvz or dorna cheaper", "neither KVZ nor Dorna").
+_ALTERNATIVE = r"(?:or|nor|vs\.?|versus)"
+
+
+def alternatives(texts: Sequence[str], public: Iterable[str]) -> set[str]:
+    """The one-word names that a text offers as an alternative to a public name (``public``,
+    folded: "is kvz or dorna cheaper", "Dorna vs KVZ"): a rival insurer, app or scheme, public like
+    it. A name that some text writes near a home, family or work (:func:`near_anchor`,
+    :func:`work_context`) is left out, and so is a stop word.
+
+    >>> sorted(alternatives(["is kvz or dorna cheaper?", "Neither KVZ nor Dorna"], ["kvz"]))
+    ['dorna']
+    >>> alternatives(["is kvz or dorna cheaper?", "i work at dorna"], ["kvz"])
+    set()
+    """
+    from .detectors import _stop_words
+
+    keys = sorted({k for k in public if k and " " not in k}, key=len, reverse=True)
+    if not keys:
+        return set()
+    folded = [(_fold_same_length(t), t) for t in texts]
+    names = "|".join(re.escape(k) for k in keys)
+    word = r"[^\W\d_][\w'-]*"
+    pattern = re.compile(
+        rf"(?<![\w@./-])(?:(?:{names})\s+{_ALTERNATIVE}\s+(?P<after>{word})|(?P<before>{word})\s+{_ALTERNATIVE}\s+(?:{names}))(?![\w@-])"
+    )
+    found = (
+        {(m.group("after") or m.group("before")).lower() for low, _ in folded for m in pattern.finditer(low)}
+        - set(keys)
+        - _stop_words()
+    )
+    result = set()
+    for name in found:
+        occurrence = re.compile(rf"(?<![\w@./-]){re.escape(name)}(?![\w@-])")
+        if not any(
+            near_anchor(text, m.start(), m.end()) or work_context(text, m.start(), m.end())
+            for low, text in folded
+            for m in occurrence.finditer(low)
+        ):
+            result.add(name)
+    return result

@@ -348,3 +348,34 @@ def test_a_name_only_the_memory_aware_response_uses_beside_their_town_is_redacte
     ner = FixedNer({"Dravnik": "LOCATION", "Quorrakom Lane": "PERSON"})
     (result,) = deidentify_records([record], ner)
     assert "Quorrakom" not in result.published_fields()["response_with_memory"]
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        (["is kvz or dorna cheaper?"], {"dorna"}),
+        (["Dorna vs KVZ: which?"], {"dorna"}),
+        (["neither KVZ nor Dorna is cheap"], {"dorna"}),
+        (["is kvz or dorna cheaper?", "my sister works at dorna"], set()),  # tied to work
+        (["is kvz or dorna cheaper?", "my mum lives with dorna"], set()),  # tied to family
+        (["kvz and dorna came over"], set()),  # "and" joins people as well
+        (["is kvz or it cheaper?"], set()),  # a stop word
+    ],
+)
+def test_alternatives_to_a_public_name(texts: list[str], expected: set[str]) -> None:
+    from dataset_builder.public import alternatives
+
+    assert alternatives(texts, ["kvz"]) == expected
+
+
+def test_a_rival_of_a_public_platform_is_kept() -> None:
+    record = raw_preference_record(
+        query="should i sell on ebay or krelly?",
+        retrieved_memories=["user sews dresses"],
+        response_with_memory="Krelly takes lower fees for handmade dresses.",
+        response_without_memory="Both work; compare the fees.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"krelly": "PERSON", "Krelly": "PERSON"}))
+    published = result.published_fields()
+    assert "krelly" in published["query"]
+    assert "Krelly" in published["response_with_memory"]
