@@ -373,6 +373,13 @@ _FOREIGN_TRIP_BEFORE = re.compile(
     r"vacaciones|urlaub|vakantie|f[eé]rias)\s+(?:pra|para|a|à|en|in|nach|naar|nel|al|por)\s+$",
     re.IGNORECASE,
 )
+#: A stay's length or plan after a place ("santiago 4 days itinerary?", "Velmora in 3 days:"), not
+#: a working week ("Velmora 3 days a week").
+_TRIP_AFTER = re.compile(
+    r"^\s+(?:(?:in|for)\s+)?(?:\d{1,2}|two|three|four|five|six|seven|ten)\s+(?:days?|nights?)\b"
+    r"(?!\s+(?:a|per|each|every)\s+(?:week|month))|^\s+itinerary\b",
+    re.IGNORECASE,
+)
 #: A hike or trek is also a day out near home ("went hiking at Sabino Canyon"): no trip word here.
 _OUTING_BEFORE = re.compile(
     r"\b(?:hike|hiking|trek|trekking)\s+(?:to\s+|in\s+|through\s+|at\s+)?(?:the\s+)?$", re.I
@@ -493,8 +500,9 @@ def _trip_place(key: str, folded: list[tuple[str, str]], after_trip: re.Pattern[
                 return False
             before = text[: m.start()]
             if (
-                _TRIP_BEFORE.search(before) or _FOREIGN_TRIP_BEFORE.search(before)
-            ) and not _OUTING_BEFORE.search(before):
+                (_TRIP_BEFORE.search(before) or _FOREIGN_TRIP_BEFORE.search(before))
+                and not _OUTING_BEFORE.search(before)
+            ) or _TRIP_AFTER.match(text[m.end() :]):
                 trip = True
             elif after_trip is not None and after_trip.search(low[: m.start()]):
                 trip = True

@@ -379,3 +379,23 @@ def test_a_rival_of_a_public_platform_is_kept() -> None:
     published = result.published_fields()
     assert "krelly" in published["query"]
     assert "Krelly" in published["response_with_memory"]
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        (
+            ["a trip to quorria in july. dravno 4 days itinerary?", "Dravno in 4 days: the old town"],
+            {"dravno"},
+        ),
+        (["dravno itinerary please", "Dravno for three nights"], {"dravno"}),
+        # a working week, not a stay
+        (["i commute to dravno 3 days a week", "Dravno 3 days a week"], set()),
+        # a stay with family
+        (["dravno 4 days to see mum", "Dravno in 4 days"], set()),
+    ],
+)
+def test_a_stays_length_after_a_place_makes_it_a_destination(texts: list[str], expected: set[str]) -> None:
+    from dataset_builder.public import trip_places
+
+    assert trip_places(texts, ["dravno"]) == expected
