@@ -392,7 +392,7 @@ def test_a_rival_of_a_public_platform_is_kept() -> None:
         # a working week, not a stay
         (["i commute to dravno 3 days a week", "Dravno 3 days a week"], set()),
         # a stay with family
-        (["dravno 4 days to see mum", "Dravno in 4 days"], set()),
+        (["dravno 4 days with mum", "Dravno in 4 days"], set()),
     ],
 )
 def test_a_stays_length_after_a_place_makes_it_a_destination(texts: list[str], expected: set[str]) -> None:
