@@ -128,9 +128,10 @@ _ROLE_NOUNS = frozenset(
     associate specialist coordinator administrator senior junior intern accountant auditor scientist
     technician physiotherapist barista""".split()
 )
-#: "as a", "as an", "works as": a role follows; "@"/"at" + a capital after a title: its employer.
+#: "as a", "as an", "works as": a role follows; "@"/"at" + a capital after a title: its employer;
+#: a bar or bullet after a title: the next part of a profile headline ("Data Analyst | Python").
 _ROLE_BEFORE = re.compile(r"\b(?:as|an?)\s+$", re.IGNORECASE)
-_ROLE_AFTER = re.compile(r"^\s*(?:@|at\s+(?=[A-Z]))")
+_ROLE_AFTER = re.compile(r"^\s*(?:@|at\s+(?=[A-Z])|[|\u00b7\u2022](?=\s))")  # also a headline's "|"
 
 
 def _private_word(words: list[str]) -> bool:
@@ -159,7 +160,7 @@ _WORK_BEFORE = re.compile(
 _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
     r"finale|series|soundtrack|tickets|settings|cards?|line|subscription|helpline|hotline|visas?|scheme|"
-    r"jerseys?|scarf|scarves|merch|merchandise|"
+    r"jerseys?|scarf|scarves|merch|merchandise|theme|themed|"
     r"customer\s+(?:service|care)|service\s+cent(?:re|er))\b",
     re.IGNORECASE,
 )

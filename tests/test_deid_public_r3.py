@@ -399,3 +399,19 @@ def test_a_stays_length_after_a_place_makes_it_a_destination(texts: list[str], e
     from dataset_builder.public import trip_places
 
     assert trip_places(texts, ["dravno"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "kind", "expected"),
+    [
+        ("For a Velwood theme, try a retro saree.", "Velwood", "LOCATION", True),
+        ("the party is Velwood themed", "Velwood", "LOCATION", True),
+        ("Velwood is where we live", "Velwood", "LOCATION", False),
+        ("Data Analyst | SQL | dashboards", "Data Analyst", "ORGANIZATION", True),
+        ("Priya Raghu | Data Analyst", "Priya Raghu", "PERSON", False),  # no role noun
+        ("Data Analyst and more", "Data Analyst", "ORGANIZATION", False),
+    ],
+)
+def test_themes_and_headline_roles(text: str, surface: str, kind: str, expected: bool) -> None:
+    start = text.index(surface)
+    assert public_mention(surface, text, start, start + len(surface), kind=kind) is expected
