@@ -47,6 +47,7 @@ from .detectors import Entity, Recognizer, find_patterns, generalize_date
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
 from .evidence import (
     acronym_or_code,
+    articled_by_unaware,
     derived_noun,
     grounded,
     grounded_name,
@@ -371,6 +372,7 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
     ("Jollof starts with…" beside "your nan's jollof"); also the lowercase words a memory-free
     response spells as acronyms (:func:`dataset_builder.evidence.spelled_acronyms`), the
     capitalised words only a memory-free response uses (:func:`dataset_builder.evidence.unaware_names`)
+    or writes after "the" (:func:`dataset_builder.evidence.articled_by_unaware`)
     and the rivals offered beside a public name (:func:`dataset_builder.public.alternatives`)."""
     words: dict[str, set[str]] = defaultdict(set)
     for record in records:
@@ -391,7 +393,7 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
         everything = [t for r in group for _, t in texts_of(r)]
         unaware = [r.response_without_memory for r in group]
         spelled = spelled_acronyms(own, unaware, everything)
-        words[pid] |= spelled | unaware_names(own, unaware)
+        words[pid] |= spelled | unaware_names(own, unaware) | articled_by_unaware(unaware, everything)
         # a rival offered beside a public name ("is kvz or dorna cheaper")
         lexicon = PUBLIC_SERVICES | PUBLIC_ENTITIES | {k for k in PUBLIC_AGENCIES if len(k) > 3}
         words[pid] |= alternatives(everything, spelled | lexicon)

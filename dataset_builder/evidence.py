@@ -28,6 +28,7 @@ from .detectors import _stop_words
 
 __all__ = [
     "acronym_or_code",
+    "articled_by_unaware",
     "derived_noun",
     "grounded",
     "grounded_name",
@@ -260,3 +261,35 @@ def unaware_names(own: Sequence[str], unaware: Sequence[str]) -> set[str]:
             if word not in stop and len(word) >= 3 and not _word_known(word, words):
                 found.add(word)
     return found
+
+
+#: "the" and one capitalised word that no capitalised word, digit or possessive follows.
+_THE_NAME = re.compile(
+    r"\b[Tt]he\s+([^\W\d_a-z][^\W\d_]*[a-z\u00df-\u024f][^\W\d_]*)(?![\w'\u2019-])(?!\s+[^\W_a-z])"
+)
+
+
+def articled_by_unaware(unaware: Sequence[str], everything: Sequence[str]) -> set[str]:
+    """The folded words a memory-free response (``unaware``) writes after "the", capitalised and
+    alone ("can do the Pickerl", "the Quellgeld is paid"): a common noun or a public body the model
+    knows, since a person's name takes no article. A word any text (of ``everything``) writes near
+    a home, family or work is left out (an employer: "a post at the Charité").
+
+    >>> sorted(articled_by_unaware(["Any garage can do the Prickerl in a day."], ["prickerl due"]))
+    ['prickerl']
+    >>> articled_by_unaware(["Ask the Velmora Clinic."], ["ask velmora"])
+    set()
+    """
+    from .public import near_anchor, work_context
+
+    found = {_fold(m.group(1)) for text in unaware for m in _THE_NAME.finditer(text)} - _stop_words()
+    result = set()
+    for word in found:
+        pattern = re.compile(rf"(?<![\w@./-]){re.escape(word)}(?![\w@-])")
+        if not any(
+            near_anchor(text, m.start(), m.end()) or work_context(text, m.start(), m.end())
+            for text in everything
+            for m in pattern.finditer(_fold(text))
+        ):
+            result.add(word)
+    return result

@@ -415,3 +415,35 @@ def test_a_stays_length_after_a_place_makes_it_a_destination(texts: list[str], e
 def test_themes_and_headline_roles(text: str, surface: str, kind: str, expected: bool) -> None:
     start = text.index(surface)
     assert public_mention(surface, text, start, start + len(surface), kind=kind) is expected
+
+
+@pytest.mark.parametrize(
+    ("unaware", "everything", "expected"),
+    [
+        (["Any garage can do the Prickerl in a day."], ["prickerl is due"], {"prickerl"}),
+        (["The Quellgeld is paid monthly."], ["quellgeld?"], {"quellgeld"}),
+        (["Ask the Velmora Clinic."], ["velmora clinic"], set()),  # part of a longer name
+        (["Go to the Velmora's desk."], ["velmora"], set()),  # a possessive
+        (["Ask at the Brasko."], ["i work at the brasko"], set()),  # an employer
+        (["Ask at the Brasko."], ["my mum lives near brasko"], set()),  # near family
+    ],
+)
+def test_articled_by_unaware(unaware: list[str], everything: list[str], expected: set[str]) -> None:
+    from dataset_builder.evidence import articled_by_unaware
+
+    assert articled_by_unaware(unaware, [*everything, *unaware]) == expected
+
+
+def test_a_word_the_memory_free_response_writes_after_the_is_kept() -> None:
+    record = raw_preference_record(
+        query="prickerl is due for my car, where can i do it?",
+        retrieved_memories=["user drives a small hatchback"],
+        response_with_memory="Book the Prickerl at any garage.",
+        response_without_memory="Any authorised garage can do the Prickerl in a day.",
+    )
+    (result,) = deidentify_records(
+        [record], FixedNer({"prickerl": "ORGANIZATION", "Prickerl": "ORGANIZATION"})
+    )
+    published = result.published_fields()
+    assert published["query"].startswith("prickerl is due")
+    assert "Prickerl" in published["response_with_memory"]
