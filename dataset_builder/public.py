@@ -160,7 +160,7 @@ _WORK_BEFORE = re.compile(
 _PUBLIC_AFTER = re.compile(
     r"^\s+(?:game|match|fixture|kick-off|kickoff|huddle|call|app|account|online|fans|season|episode|"
     r"finale|series|soundtrack|tickets|settings|cards?|line|subscription|helpline|hotline|visas?|scheme|"
-    r"jerseys?|scarf|scarves|merch|merchandise|theme|themed|"
+    r"jerseys?|scarf|scarves|merch|merchandise|theme|themed|portal|"
     r"customer\s+(?:service|care)|service\s+cent(?:re|er))\b",
     re.IGNORECASE,
 )
@@ -374,6 +374,8 @@ _FOREIGN_TRIP_BEFORE = re.compile(
     r"vacaciones|urlaub|vakantie|f[eé]rias)\s+(?:pra|para|a|à|en|in|nach|naar|nel|al|por)\s+$",
     re.IGNORECASE,
 )
+#: Booking a stay or an outing somewhere ("book us something nice in Velmora", "booked a hotel in").
+_BOOK_IN_BEFORE = re.compile(r"\bbook(?:s|ed|ing)?\b[^.!?;\n]{0,30}?\bin\s+(?:the\s+)?$", re.IGNORECASE)
 #: A stay's length or plan after a place ("santiago 4 days itinerary?", "Velmora in 3 days:"), not
 #: a working week ("Velmora 3 days a week").
 _TRIP_AFTER = re.compile(
@@ -501,9 +503,13 @@ def _trip_place(key: str, folded: list[tuple[str, str]], after_trip: re.Pattern[
                 return False
             before = text[: m.start()]
             if (
-                (_TRIP_BEFORE.search(before) or _FOREIGN_TRIP_BEFORE.search(before))
-                and not _OUTING_BEFORE.search(before)
-            ) or _TRIP_AFTER.match(text[m.end() :]):
+                (
+                    (_TRIP_BEFORE.search(before) or _FOREIGN_TRIP_BEFORE.search(before))
+                    and not _OUTING_BEFORE.search(before)
+                )
+                or _TRIP_AFTER.match(text[m.end() :])
+                or _BOOK_IN_BEFORE.search(before)
+            ):
                 trip = True
             elif after_trip is not None and after_trip.search(low[: m.start()]):
                 trip = True

@@ -447,3 +447,28 @@ def test_a_word_the_memory_free_response_writes_after_the_is_kept() -> None:
     published = result.published_fields()
     assert published["query"].startswith("prickerl is due")
     assert "Prickerl" in published["response_with_memory"]
+
+
+@pytest.mark.parametrize(
+    ("texts", "expected"),
+    [
+        (["book us something nice in dravno", "In Dravno, a night by the river"], {"dravno"}),
+        (["booked a hotel in Dravno", "Dravno at night"], {"dravno"}),
+        # booked where they live
+        (["book a table in dravno", "user lives in dravno"], set()),
+        # once only: a visit the text leaves unsaid
+        (["book us something nice in dravno"], set()),
+    ],
+)
+def test_booking_in_a_place_makes_it_a_destination(texts: list[str], expected: set[str]) -> None:
+    from dataset_builder.public import trip_places
+
+    assert trip_places(texts, ["dravno"]) == expected
+
+
+def test_a_name_before_portal_is_a_public_service() -> None:
+    text = "Apply on the Velmora Transit portal early."
+    start = text.index("Velmora Transit")
+    assert public_mention("Velmora Transit", text, start, start + 15, kind="ORGANIZATION")
+    text = "Velmora Transit runs late."
+    assert not public_mention("Velmora Transit", text, 0, 15, kind="ORGANIZATION")
