@@ -372,7 +372,7 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
     ("Jollof starts with…" beside "your nan's jollof"); also the lowercase words a memory-free
     response spells as acronyms (:func:`dataset_builder.evidence.spelled_acronyms`), the
     capitalised words only a memory-free response uses (:func:`dataset_builder.evidence.unaware_names`)
-    or writes after "the" (:func:`dataset_builder.evidence.articled_by_unaware`)
+    or writes after an article (:func:`dataset_builder.evidence.articled_by_unaware`)
     and the rivals offered beside a public name (:func:`dataset_builder.public.alternatives`)."""
     words: dict[str, set[str]] = defaultdict(set)
     for record in records:

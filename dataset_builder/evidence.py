@@ -263,15 +263,15 @@ def unaware_names(own: Sequence[str], unaware: Sequence[str]) -> set[str]:
     return found
 
 
-#: "the" and one capitalised word that no capitalised word, digit or possessive follows.
+#: "the", "a" or "an" and one capitalised word that no capitalised word, digit or possessive follows.
 _THE_NAME = re.compile(
-    r"\b[Tt]he\s+([^\W\d_a-z][^\W\d_]*[a-z\u00df-\u024f][^\W\d_]*)(?![\w'\u2019-])(?!\s+[^\W_a-z])"
+    r"\b(?:[Tt]he|[Aa]n?)\s+([^\W\d_a-z][^\W\d_]*[a-z\u00df-\u024f][^\W\d_]*)(?![\w'\u2019-])(?!\s+[^\W_a-z])"
 )
 
 
 def articled_by_unaware(unaware: Sequence[str], everything: Sequence[str]) -> set[str]:
-    """The folded words a memory-free response (``unaware``) writes after "the", capitalised and
-    alone ("can do the Pickerl", "the Quellgeld is paid"): a common noun or a public body the model
+    """The folded words a memory-free response (``unaware``) writes after "the", "a" or "an",
+    capitalised and alone ("can do the Pickerl", "for a Kinderfest"): a common noun or a public body the model
     knows, since a person's name takes no article. A word any text (of ``everything``) writes near
     a home, family or work is left out (an employer: "a post at the Charité").
 

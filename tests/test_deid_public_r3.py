@@ -422,6 +422,8 @@ def test_themes_and_headline_roles(text: str, surface: str, kind: str, expected:
     [
         (["Any garage can do the Prickerl in a day."], ["prickerl is due"], {"prickerl"}),
         (["The Quellgeld is paid monthly."], ["quellgeld?"], {"quellgeld"}),
+        (["For a Kinderfest with toddlers, keep it short."], ["any kinderfest ideas"], {"kinderfest"}),
+        (["Ask a Velmora Tours guide."], ["velmora tours"], set()),  # part of a longer name
         (["Ask the Velmora Clinic."], ["velmora clinic"], set()),  # part of a longer name
         (["Go to the Velmora's desk."], ["velmora"], set()),  # a possessive
         (["Ask at the Brasko."], ["i work at the brasko"], set()),  # an employer
