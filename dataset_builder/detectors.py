@@ -441,7 +441,7 @@ RELATION_WORDS = _RELATIONS = (
     "friend|bestie|bff|pal|buddy|mate|classmate|teammate|bandmate|colleague|coworker|co-worker|flatmate|"
     "roommate|housemate|husband|wife|hubby|partner|spouse|ex|fiancee?|fiancée|boyfriend|girlfriend|boss|"
     "manager|supervisor|mentee|mentor|client|neighbour|neighbor|landlord|landlady|doctor|dentist|"
-    "therapist|counsellor|counselor|physio|surgeon|midwife|nurse|vet|tutor|teacher|coach|trainer|"
+    "therapist|counsellor|counselor|physio|surgeon|midwife|nurse|vet|tutor|teacher|coach|trainer|pastor|"
     "mechanic|plumber|electrician|accountant|solicitor|lawyer|nanny|babysitter|carer|gp"
 )
 _NAME_TOKEN = (
@@ -464,10 +464,16 @@ _NOT_NAME = frozenset(
     bakes owns runs manages helps lends borrows sells buys pays earns starts started finished joins
     joined left leaves retired retires passed died""".split()
 )
+#: Everyday words that are also first names, after "is" a name ("user's pastor is will broussard":
+#: "is will" is no verb phrase), when another lowercase word follows.
+_EVERYDAY_NAME = (
+    r"(?:will|may|grace|rose|mark|bill|pat|ruby|jack|frank|hope|joy|faith|ray|max|drew|dawn)"
+    r"\s+(?!(?:be|been|have|not|go|come|get)\b)[a-z]"
+)
 #: A possessive before a relation word ("my sister", "user's cousin", "our landlord").
 _POSSESSIVE_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
 _RELATION_NAME = re.compile(
-    rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?:is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])))?"
+    rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?P<is>is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])|{_EVERYDAY_NAME}))?"
     rf"(?P<v>{_NAME_TOKEN}(?:\s+{_NAME_TOKEN}){{0,2}})",
     re.IGNORECASE,
 )
@@ -506,7 +512,8 @@ def find_relation_names(text: str) -> list[Entity]:
         capitalised = m.group("v")[0].isupper()
         for token in re.finditer(r"\S+", m.group("v")):
             word = token.group(0)
-            if word.lower() in _NOT_NAME or word.lower() in _stop_words():
+            everyday = not tokens and m.group("is") is not None and not capitalised
+            if not everyday and (word.lower() in _NOT_NAME or word.lower() in _stop_words()):
                 break
             if tokens and capitalised and not word[0].isupper() and word.lower() not in _NAME_PARTICLES:
                 break  # "Chiamaka Eze studies at…": a capitalised name ends at a lowercase word

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .detectors import _NOT_NAME as _NOT_NAME_AFTER_TITLE
 from .detectors import RELATION_WORDS, Entity, place_names
 from .public import public_mention
 
@@ -48,6 +49,7 @@ __all__ = [
     "find_named_people",
     "find_nicknames",
     "find_signed_people",
+    "find_titled_people",
     "find_venues",
     "find_zip_codes",
 ]
@@ -231,6 +233,72 @@ def find_lowercase_people(text: str) -> list[Entity]:
             if public_mention(word, text, m.start("v"), m.end("v")):
                 continue
             found.append(Entity(m.start("v"), m.end("v"), "PERSON", word, "personcue"))
+    return found
+
+
+#: Titles written before a name in any case: English honorifics and clergy, and forms of address
+#: of other languages ("mr sipho khumalo", "pastor will asked", "frau mair", "oma resi"). Not "ms"
+#: (Microsoft, multiple sclerosis) nor the address words that are also English words ("ate", "don").
+_TITLE = (
+    r"(?:mr|mrs|mister|dr|prof|professor|sir|dame|pastor|reverend|rev|revd|fr|vicar|rabbi|imam|sheikh|"
+    r"herr|frau|monsieur|madame|mme|señor|señora|senhor|senhora|signor|signora|dona|doña|tante|oncle|"
+    r"tia|tío|tía|tio|auntie|aunty|aunt|uncle|abuela|abuelo|nonna|nonno|oma|opa|lola|lolo|tita|tito|"
+    r"mzee|kuya|babcia|dziadek|bunica|yiayia|pappou|gogo|mormor|morfar|farmor|farfar)"
+)
+_TITLED = re.compile(
+    rf"(?<![\w'-])(?P<t>{_TITLE})\.?[ \t]+(?P<v>[a-z\u00df-\u024f][\w\u00df-\u024f'-]*"
+    r"(?:[ \t]+[a-z\u00df-\u024f][\w\u00df-\u024f'-]*)?)"
+)
+
+
+def _fold_word(word: str) -> str:
+    """A word without a trailing possessive and punctuation, in lowercase ("Resi's," → "resi")."""
+    return re.sub(r"(?:['\u2019]s)?[,.;:!?)'\"\u2019]*$", "", word).lower()
+
+
+_ROMANCE_BEFORE = re.compile(r"\b(?:al|del|au|du|à\s+la|a\s+la)\s+$", _I)
+#: A verb after an everyday-word name that the everyday word cannot take ("pastor will asked").
+_VERB_AFTER_NAME = re.compile(
+    r"[ \t]+(?:asked|said|says|told|wants|wanted|thinks|thought|texted|called|suggested|recommended|"
+    r"reckons|mentioned|invited|sent|gave|wrote|emailed|is|was|has|had)\b|['\u2019]s\b"
+)
+
+
+def find_titled_people(text: str) -> list[Entity]:
+    """A name in lowercase after a title or a form of address ("mr sipho khumalo", "frau mair",
+    "oma resi turns 85"): up to two words, stopping at an everyday word. An everyday-word name
+    counts only before a verb it cannot take ("pastor will asked", not "the pastor will lead"), and a
+    title inside a Romance phrase is a noun ("tacos al pastor")."""
+    from .resolver import _COMMON_WORD_NAMES, foreign_stop_words  # the resolver builds on this module
+
+    foreign = foreign_stop_words()
+    found = []
+    for m in _TITLED.finditer(text):
+        if _ROMANCE_BEFORE.search(text, 0, m.start()):
+            continue  # "tacos al pastor", "a la madame": the title is a noun of the phrase
+        words = list(re.finditer(r"\S+", m.group("v")))
+        kept: list[re.Match[str]] = []
+        for w in words:
+            bare = w.group(0).rstrip(",.;:!?)'\"\u2019").lower()
+            bare = re.sub(r"['\u2019]s$", "", bare)
+            if not bare or len(bare) < 2:
+                break
+            if bare in _COMMON_WORD_NAMES and not kept:
+                if not _VERB_AFTER_NAME.match(text, m.start("v") + w.start() + len(bare)):
+                    break
+            elif bare in _NEVER or bare in _NOT_NAME_AFTER_TITLE or bare in foreign:
+                break  # "tía en quilpue": a function word of another language ends the name too
+            kept.append(w)
+            if re.search(r"[,.;:!?)'\"\u2019]$", w.group(0)):
+                break
+        if not kept:
+            continue
+        start = m.start("v")
+        end = m.start("v") + kept[-1].start() + len(_fold_word(kept[-1].group(0)))
+        surface = text[start:end]
+        if len(surface) < 2 or public_mention(surface, text, start, end, kind="PERSON"):
+            continue
+        found.append(Entity(start, end, "PERSON", surface, "relation"))
     return found
 
 
@@ -882,4 +950,5 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_zip_codes(text),
         *find_address_parts(text),
         *find_listed_people(text),
+        *find_titled_people(text),
     ]
