@@ -316,6 +316,21 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("DATE", re.compile(r"(?<![\d/.])(?:[12]\d|3[01]|0[1-9])/(?:1[0-2]|0[1-9])(?![/\d])")),
     ("DATE", re.compile(r"(?<![\d/.])(?:1[3-9]|2\d|3[01])/(?:1[0-2])(?![/\d])")),
+    # day.month without a year after a date word ("booked for 3.04", "turns 85 on 6.12", "until
+    # 14.02"): the month in two digits; not a price ("for 3.04") nor a version ("runs on 3.12",
+    # "the update on 6.12")
+    (
+        "DATE",
+        re.compile(
+            r"(?<!\w)(?<!runs\s)(?<!running\s)(?<!works\s)(?<!built\s)(?<!update\s)(?<!version\s)"
+            r"(?<!release\s)(?<!upgrade\s)"
+            r"(?:(?:on|by|until|till|before|after|since|due|from)|(?:booked|scheduled|set|planned|"
+            r"moved|postponed|rescheduled)\s+(?:for|to))\s+(?:the\s+)?"
+            r"(?P<v>(?:[12]\d|3[01]|0?[1-9])\.(?:1[0-2]|0[1-9]))(?![.,]?\d)"
+            r"(?![^.!?\n]*\b(?:version|python|ios|android|kernel|release|firmware|update|€|eur|usd|\$))",
+            _I,
+        ),
+    ),
     # German day.month. ("am 14.03.")
     ("DATE", re.compile(r"(?<![\d.])(?:[12]\d|3[01]|0[1-9])\.(?:1[0-2]|0[1-9])\.(?!\d)")),
     # a day and a month name in French, Spanish, Portuguese, Italian, German, Dutch, Swedish, Polish,

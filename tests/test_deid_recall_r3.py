@@ -73,3 +73,33 @@ def test_an_everyday_word_name_after_relation_is() -> None:
 )
 def test_no_everyday_word_name_after_relation_is(text: str) -> None:
     assert find_relation_names(text) == []
+
+
+# --- day.month dates after a date word -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("user has a dentist visit booked for 7.09", "7.09"),
+        ("grandpa turns 90 on 21.11, a sunday", "21.11"),
+        ("the viewing was moved to 2.03", "2.03"),
+        ("rent is due 1.10 every year", "1.10"),
+    ],
+)
+def test_day_month_with_a_dot_after_a_date_word_is_a_date(text: str, date: str) -> None:
+    assert ("DATE", date) in _texts(find_patterns(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the tea costs 3.04 at the kiosk",
+        "i paid for 3.04 litres",
+        "my script runs on 3.12 now",
+        "we got the kernel update on 6.12 yesterday",
+        "the ratio was 2.45 on average",
+    ],
+)
+def test_no_day_month_date_in_a_price_a_version_or_a_measure(text: str) -> None:
+    assert not [e for e in find_patterns(text) if e.kind == "DATE"]
