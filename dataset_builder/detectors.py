@@ -389,6 +389,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:,?\s+\d{1,2}(?:º|ª|[nrto]\b|[ao]\b)\.?(?:\s*\d{1,2}(?:º|ª|[ao]\b)?)?)?)?"
         ),
     ),
+    # a street type written before the name, abbreviated or in full, then a house number ("ul.
+    # grunwaldzka 212", "al. Jana Pawła 14/3", "str. Lalelelor 7", "c/ mayor 5"): Central and
+    # Eastern European and Iberian order, in any case
+    (
+        "LOCATION",
+        re.compile(
+            r"(?<![\w.])(?<!et\s)(?:(?:ul|al|pl|os|str|bd|bul|sos|av|avda|pr)\.|c/|(?:ulica|aleja|plac|osiedle|strada|"
+            r"calea|bulevardul|ulitsa|prospekt|ulice|trg|utca)\b)[ \t]*"
+            r"(?:[^\W\d_][\w'\u00c0-\u024f-]*[ \t]+){1,3}\d{1,4}[a-z]?(?:/\d{1,4}[a-z]?)?(?![\w/-])",
+            _I,
+        ),
+    ),
     # Korean road addresses: "34 Mangwon-ro 12-gil", "Teheran-ro 152", "88 Haeundae-daero"
     (
         "LOCATION",

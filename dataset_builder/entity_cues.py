@@ -36,6 +36,7 @@ __all__ = [
     "find_clubs",
     "find_context_entities",
     "find_domain_names",
+    "find_address_lines",
     "find_address_parts",
     "find_appositive_people",
     "find_cued_people",
@@ -741,13 +742,43 @@ _COMPASS_PART = re.compile(
 _DISTRICT_AFTER = re.compile(r"[ \t]+\d{1,2}(?=[ \t]*(?:$|[,;.)\n]))")
 
 
+#: A street type written before a street's name ("ul. ", "al. ", "c/ "), as a known place's key starts.
+_STREET_PREFIX = re.compile(
+    r"^(?:(?:ul|al|pl|os|str|bd|bul|sos|av|avda|pr)\.|c/|(?:ulica|aleja|plac|osiedle|strada|calea|"
+    r"bulevardul|ulitsa|prospekt|ulice|trg|utca)\b)[ \t]*(?P<rest>\S.*\d[a-z]?)$"
+)
+
+
+def _streets_without_type(text: str, spans: list[Entity], known: set[str]) -> list[Entity]:
+    """A known street written here without its street type: "Grunwaldzka 212" beside a known
+    "ul. grunwaldzka 212" is that street."""
+    out = list(spans)
+
+    def free(start: int, end: int) -> bool:
+        return not any(e.start < end and e.end > start for e in out)
+
+    folded = text.lower()
+    for name in known:  # "ul. grunwaldzka 212" is known: "Grunwaldzka 212" is that street
+        m = _STREET_PREFIX.match(name)
+        if m is None:
+            continue
+        for hit in re.finditer(rf"(?<![\w@./-]){re.escape(m.group('rest'))}(?![\w@/-])", folded):
+            if free(hit.start(), hit.end()):
+                out.append(
+                    Entity(hit.start(), hit.end(), "LOCATION", text[hit.start() : hit.end()], "placepart")
+                )
+    return out
+
+
 def extend_place_parts(text: str, entities: list[Entity], known: set[str] = frozenset()) -> list[Entity]:
     """Places followed by a numbered part of them take it ("hinjewadi phase 1" is one place, and
     "…, Dublin 2" after a comma): the number, left alone, narrows the place down. ``known`` holds
     folded place names of the participant's gazetteer, extended where no span covers them yet
     ("from Lekki Phase 1" beside a known "Lekki"). A street (a span ending in a street type, of any
     named kind: NER calls some streets people) takes the house number written after it ("Hauptstr.
-    31"), and a town's compass side before "of" and a place is a place too ("the west end of …")."""
+    31"), a town's compass side before "of" and a place is a place too ("the west end of …"), and a
+    known street written with its type first is that street without it ("Grunwaldzka 212" beside a
+    known "ul. grunwaldzka 212")."""
     spans = list(entities)
     if known:
         folded = text.lower()
@@ -779,7 +810,7 @@ def extend_place_parts(text: str, entities: list[Entity], known: set[str] = froz
             source = "placepart" if entity.source == "placepart" else entity.source
             entity = Entity(entity.start, m.end(), entity.kind, text[entity.start : m.end()], source)
         result.append(entity)
-    return result
+    return sorted(_streets_without_type(text, result, known), key=lambda e: (e.start, e.end))
 
 
 def _final_line_common(words: list[str], text: str, start: int, end: int) -> bool:
@@ -901,6 +932,60 @@ _CJK_NAME = re.compile(
 )
 
 
+#: An address given as such, or a home or business "at" a street with a house number: its pieces
+#: between commas to the end of the sentence are the address's parts ("user's address is 14 church
+#: hill, ennistymon, V95 R2X7", "user lives at ul. grunwaldzka 212, gdańsk-wrzeszcz", "a coffee shop
+#: at 58 lê đình dương, hải châu").
+_ADDRESS_GIVEN = re.compile(
+    r"(?<!mail\s)(?<!e-mail\s)(?<!web\s)(?<!ip\s)(?<!mac\s)\b(?:(?:address|addr)(?:\s+is|\s*:)|"
+    r"(?:lives?|living|stays?|staying|rents?|renting|based|located|"
+    r"shop|store|stall|bakery|workshop|café|cafe|office|studio|salon|restaurant|bar|flat|house|home|apartment)\s+(?:\w+\s+){0,3}?at)"
+    r"[ \t]+(?P<v>[^\n.!?;]*?(?:\.[ \t]?[^\W\d_][^\n.!?;]*?)*)"
+    r"(?=[ \t]*(?:$|[.!?;\n]|\s(?:and|but|with|since)\s))",
+    _I,
+)
+#: A piece of an address between commas: up to four words (a street, a town, a district, a postcode).
+_ADDRESS_PIECE = re.compile(r"[^,]+")
+
+
+def find_address_lines(text: str) -> list[Entity]:
+    """The parts of an address the text gives as one: after "address is"/"address:", every piece
+    between commas to the end of the sentence; after a home or business "at", the same when the
+    first piece holds a house number ("lives at 7 ridge view, carnmore"). A piece is at most four
+    words and no everyday sentence; and a Japanese block address in either order."""
+    found: list[Entity] = []
+    for m in _ADDRESS_GIVEN.finditer(text):
+        given = m.group(0).lower().startswith(("address", "addr"))
+        pieces = list(_ADDRESS_PIECE.finditer(m.group("v")))
+        if not pieces or (
+            not given and not re.search(r"(?<![\w.])\d{1,4}[a-z]?(?:/\d+)?(?![\w.])", pieces[0].group(0))
+        ):
+            continue
+        for n, piece in enumerate(pieces[:5]):
+            surface = piece.group(0).strip(" \t()")
+            words = surface.split()
+            if re.search(r"(?i)\baddress\b|ch[oō]u?me\b", surface):
+                break  # "at GPS address AK-…": a code the patterns read; a block address ("5-chōme")
+            if all(w[:1].isupper() or w[:1].isdigit() for w in words):
+                continue  # a capitalised part is the NER model's and the patterns' ("Leeds LS6 2AB")
+            if (
+                not words
+                or len(words) > 4
+                or any(w.lower() in _NEVER and w.lower() not in ("de", "la") for w in words)
+            ):
+                break  # "lives at home with …": a sentence, not an address
+            start = m.start("v") + piece.start() + piece.group(0).index(surface)
+            end = start + len(surface)
+            if any(e.start < end and e.end > start for e in found):
+                continue
+            code = re.match(r"(\d{4,5})[ \t]+(?=[^\W\d_])", surface) if n else None
+            if code:  # "6130 schwaz": the postcode and the town are two places
+                found.append(Entity(start, start + len(code.group(1)), "LOCATION", code.group(1), "home"))
+                start += code.end()
+            found.append(Entity(start, end, "LOCATION", text[start:end], "home"))
+    return found
+
+
 def find_address_parts(text: str) -> list[Entity]:
     """Parts of an address no gazetteer knows: a part of a place in brackets or before a
     neighbourhood noun, an East Asian ward, a flat number, a street in lowercase between an
@@ -949,6 +1034,7 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_clubs(text),
         *find_zip_codes(text),
         *find_address_parts(text),
+        *find_address_lines(text),
         *find_listed_people(text),
         *find_titled_people(text),
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from dataset_builder.detectors import Entity, find_patterns, find_relation_names
-from dataset_builder.entity_cues import find_titled_people
+from dataset_builder.entity_cues import extend_place_parts, find_address_lines, find_titled_people
 
 
 def _texts(found: list[Entity]) -> list[tuple[str, str]]:
@@ -103,3 +103,64 @@ def test_day_month_with_a_dot_after_a_date_word_is_a_date(text: str, date: str) 
 )
 def test_no_day_month_date_in_a_price_a_version_or_a_measure(text: str) -> None:
     assert not [e for e in find_patterns(text) if e.kind == "DATE"]
+
+
+# --- street addresses with the street type first, and addresses given as such ------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "street"),
+    [
+        ("she lives at ul. wierzbowa 17, nowe pole", "ul. wierzbowa 17"),
+        ("the office is on al. Lipowa 4/2 now", "al. Lipowa 4/2"),
+        ("meet me at c/ olmeda 9 tonight", "c/ olmeda 9"),
+        ("flat on strada Merilor 23", "strada Merilor 23"),
+    ],
+)
+def test_a_street_type_written_first_and_a_house_number_is_a_street(text: str, street: str) -> None:
+    assert ("LOCATION", street) in _texts(find_patterns(text))
+
+
+@pytest.mark.parametrize(
+    "text", ["see Brandt et al. Kessler 2019 for this", "pl. 3 items left", "the str. 5 rule"]
+)
+def test_no_street_without_a_name_and_a_number(text: str) -> None:
+    assert not [e for e in find_patterns(text) if e.kind == "LOCATION"]
+
+
+def test_a_known_street_without_its_type_is_that_street() -> None:
+    text = "there is a park near Wierzbowa 17 in town"
+    found = extend_place_parts(text, [], {"ul. wierzbowa 17"})
+    assert _texts(found) == [("LOCATION", "Wierzbowa 17")]
+    assert extend_place_parts(text, [], {"wierzbowa"}) == []  # no street type: nothing to drop
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        (
+            "user's address is 9 mill lane, dromkeen, V42 K7P1",
+            ["9 mill lane", "dromkeen"],
+        ),  # the Eircode: the patterns'
+        ("user lives at os. jasne 4, zielonka-las", ["os. jasne 4", "zielonka-las"]),
+        ("user rents a room at hauptgasse 12, 4711 kleinort", ["hauptgasse 12", "4711", "kleinort"]),
+        ("a bakery at 31 phố hàng vải, đống thủy", ["31 phố hàng vải", "đống thủy"]),
+    ],
+)
+def test_the_pieces_of_an_address_given_as_one_are_places(text: str, parts: list[str]) -> None:
+    assert [e.text for e in find_address_lines(text)] == parts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "she lives at home with her mum, in town",
+        "we stay at 5 star hotels when we travel, always",
+        "my email address is on the card",
+        "user lives at 14 Elm Rd, Oakfield",  # capitalised: the NER model's and the patterns'
+        "the cafe at the corner, near the bank",
+        "his address is 4-chōme 2-1, minami",  # a block address keeps "chōme" (a word readers need)
+    ],
+)
+def test_no_address_pieces(text: str) -> None:
+    assert find_address_lines(text) == []
