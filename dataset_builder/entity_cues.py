@@ -749,6 +749,22 @@ _STREET_PREFIX = re.compile(
 )
 
 
+#: The word that makes a number a flat's, right before a place that starts with that number
+#: ("apartment B12, mandera road": the unit word is part of the address).
+_UNIT_WORD_BEFORE = re.compile(r"(?<![\w-])(?:apartment|apt|apto|flat|unit|suite|depto|dpto)\.?[ \t]*#?$", _I)
+
+
+def _with_unit_word(text: str, spans: list[Entity]) -> list[Entity]:
+    """A place that starts with a flat number takes the unit word written right before it."""
+    out = []
+    for entity in spans:
+        m = _UNIT_WORD_BEFORE.search(text, max(0, entity.start - 12), entity.start)
+        if entity.kind == "LOCATION" and m and re.match(r"[A-Za-z]?\d{1,4}[A-Za-z]?(?=[,\s])", entity.text):
+            entity = Entity(m.start(), entity.end, entity.kind, text[m.start() : entity.end], entity.source)
+        out.append(entity)
+    return out
+
+
 def _streets_without_type(text: str, spans: list[Entity], known: set[str]) -> list[Entity]:
     """A known street written here without its street type: "Grunwaldzka 212" beside a known
     "ul. grunwaldzka 212" is that street."""
@@ -810,7 +826,9 @@ def extend_place_parts(text: str, entities: list[Entity], known: set[str] = froz
             source = "placepart" if entity.source == "placepart" else entity.source
             entity = Entity(entity.start, m.end(), entity.kind, text[entity.start : m.end()], source)
         result.append(entity)
-    return sorted(_streets_without_type(text, result, known), key=lambda e: (e.start, e.end))
+    return sorted(
+        _with_unit_word(text, _streets_without_type(text, result, known)), key=lambda e: (e.start, e.end)
+    )
 
 
 def _final_line_common(words: list[str], text: str, start: int, end: int) -> bool:
@@ -938,7 +956,7 @@ _CJK_NAME = re.compile(
 #: at 58 lê đình dương, hải châu").
 _ADDRESS_GIVEN = re.compile(
     r"(?<!mail\s)(?<!e-mail\s)(?<!web\s)(?<!ip\s)(?<!mac\s)\b(?:(?:address|addr)(?:\s+is|\s*:)|"
-    r"(?:lives?|living|stays?|staying|rents?|renting|based|located|"
+    r"(?:lives?|living|rents?|renting|based|located|"
     r"shop|store|stall|bakery|workshop|café|cafe|office|studio|salon|restaurant|bar|flat|house|home|apartment)\s+(?:\w+\s+){0,3}?at)"
     r"[ \t]+(?P<v>[^\n.!?;]*?(?:\.[ \t]?[^\W\d_][^\n.!?;]*?)*)"
     r"(?=[ \t]*(?:$|[.!?;\n]|\s(?:and|but|with|since)\s))",
@@ -958,7 +976,7 @@ def find_address_lines(text: str) -> list[Entity]:
         given = m.group(0).lower().startswith(("address", "addr"))
         pieces = list(_ADDRESS_PIECE.finditer(m.group("v")))
         if not pieces or (
-            not given and not re.search(r"(?<![\w.])\d{1,4}[a-z]?(?:/\d+)?(?![\w.])", pieces[0].group(0))
+            not given and not re.search(r"(?<![\d.])\d{1,4}[a-z]?(?:/\d+)?(?![\w.])", pieces[0].group(0))
         ):
             continue
         for n, piece in enumerate(pieces[:5]):

@@ -164,3 +164,16 @@ def test_the_pieces_of_an_address_given_as_one_are_places(text: str, parts: list
 )
 def test_no_address_pieces(text: str) -> None:
     assert find_address_lines(text) == []
+
+
+def test_a_flat_number_keeps_its_unit_word() -> None:
+    text = "user lives at apartment C7, koru lane, westvale."
+    span = Entity(text.index("C7"), text.index(", westvale"), "LOCATION", "C7, koru lane", "home")
+    assert _texts(extend_place_parts(text, [span])) == [("LOCATION", "apartment C7, koru lane")]
+
+
+@pytest.mark.parametrize("text", ["room in my flat 2/1, 9 Elm St", "near my flat, 9 elm st"])
+def test_no_unit_word_before_what_is_no_flat_number(text: str) -> None:
+    start = next(i for i, c in enumerate(text) if c.isdigit())
+    span = Entity(start, len(text), "LOCATION", text[start:], "home")
+    assert extend_place_parts(text, [span]) == [span]
