@@ -552,8 +552,9 @@ _GREETED = re.compile(
 #: A closing and a name ending the text on the same line ("… on Sunday! Love, Migs").
 _INLINE_SIGN_OFF = re.compile(
     r"(?:(?<=[.!?])[ \t]+|^)(?:thanks|thank\s+you|regards|best|cheers|love|xo|xx|hugs|besos|beijos|"
-    r"abrazos|bisous|kisses|ingat|salamat)[ \t]*,[ \t]*"
-    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[.!]?[ \t]*$",
+    r"abrazos|bisous|kisses|ingat|salamat|danke|merci|gracias|grazie|obrigad[oa]|dzi[eę]kuj[eę]|pozdrawiam|"
+    r"saludos|gr[üu](?:ß|ss)e|tack|bedankt|groetjes)[ \t]*,[ \t]*"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[.!]?[ \t]*[\"'\u201d\u2019]?[ \t]*(?=\n|$)",
     _I,
 )
 #: Addressees that are no name ("Hi Team,", "Dear Sir,", "Hello World!").
@@ -847,7 +848,8 @@ _CALLS_NICKNAME = re.compile(
 )
 _PERSON_WORD = r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 _PAREN_NICKNAME = re.compile(
-    rf"\b(?:{RELATION_WORDS}|with)\s+(?P<a>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\s+"
+    rf"\b(?:{RELATION_WORDS}|with|(?<=user's\s)(?:full\s+|real\s+|legal\s+)?name\s+is|"
+    rf"(?<=my\s)(?:full\s+|real\s+|legal\s+)?name\s+is)\s+(?P<a>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\s+"
     rf"\((?P<b>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\)",
     _I,
 )

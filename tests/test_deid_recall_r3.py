@@ -10,7 +10,13 @@ from __future__ import annotations
 import pytest
 
 from dataset_builder.detectors import Entity, find_patterns, find_relation_names
-from dataset_builder.entity_cues import extend_place_parts, find_address_lines, find_titled_people
+from dataset_builder.entity_cues import (
+    extend_place_parts,
+    find_address_lines,
+    find_greeted_people,
+    find_nicknames,
+    find_titled_people,
+)
 
 
 def _texts(found: list[Entity]) -> list[tuple[str, str]]:
@@ -177,3 +183,32 @@ def test_no_unit_word_before_what_is_no_flat_number(text: str) -> None:
     start = next(i for i, c in enumerate(text) if c.isdigit())
     span = Entity(start, len(text), "LOCATION", text[start:], "home")
     assert extend_place_parts(text, [span]) == [span]
+
+
+# --- a nickname after "name is", a closing in another language -------------------------------------
+
+
+def test_a_nickname_in_brackets_after_a_persons_name_is() -> None:
+    assert find_nicknames("user's name is dorotea vall ibarz (dori)") == [("dori", "dorotea vall ibarz")]
+    assert find_nicknames("my full name is Kasimir Oduya (Kas)") == [("Kas", "Kasimir Oduya")]
+
+
+@pytest.mark.parametrize("text", ["the app name is Plonk (beta)", "the dog's name is rex (short)"])
+def test_no_nickname_after_a_things_name_is(text: str) -> None:
+    assert find_nicknames(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ('Can you fix it this week? Danke, Jonas Trebel"\n\nSend it by SMS.', "Jonas Trebel"),
+        ("See you at eight. Pozdrawiam, Ola", "Ola"),
+        ("Merci, Anouk", "Anouk"),
+    ],
+)
+def test_the_name_after_a_closing_in_another_language(text: str, name: str) -> None:
+    assert [e.text for e in find_greeted_people(text)] == [name]
+
+
+def test_no_name_after_a_closing_inside_a_sentence() -> None:
+    assert find_greeted_people("I said danke, Mama and Papa were there too, and left") == []
