@@ -689,6 +689,10 @@ _QUOTED_GROUP = re.compile(
 )
 
 
+#: A conjunction inside a business's name ("glina i ogień", "Pan y Brasa", "sal e pepe").
+_JOINER = re.compile(r"i|y|e|und|et|og|och|en|n|'n'", _I)
+
+
 def find_called_organisations(text: str) -> list[Entity]:
     """The name of a business or group after "called"/"named" ("a side business called tolu's
     kitchen"), stopping at a word that is never a name: up to four capitalised words, or two in
@@ -698,11 +702,24 @@ def find_called_organisations(text: str) -> list[Entity]:
     for m in _CALLED.finditer(text):
         kept: list[re.Match[str]] = []
         cased = m.group("v")[:1].isupper()
-        for w in re.finditer(r"\S+", m.group("v")):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        joined = False  # "glina i ogień", "pan y vino": a conjunction between two words of one name
+        for i, w in enumerate(words):
             word = w.group(0)
+            after = words[i + 1].group(0) if i + 1 < len(words) else ""
+            if (
+                kept
+                and not joined
+                and _JOINER.fullmatch(word)
+                and after.lower().strip(".,;:!?") not in _NEVER
+            ):
+                if not re.search(r"[.,;:!?)]$", kept[-1].group(0)) and (not cased or after[:1].isupper()):
+                    kept.append(w)
+                    joined = True
+                    continue
             if word.lower().strip(".,;:!?") in _NEVER or (cased and not word[:1].isupper()):
                 break
-            if not cased and len(kept) == 2:
+            if not cased and len(kept) == 2 + 2 * joined:
                 break
             kept.append(w)
             if re.search(r"[.,;:!?)]$", w.group(0)):

@@ -13,6 +13,7 @@ from dataset_builder.detectors import Entity, find_patterns, find_relation_names
 from dataset_builder.entity_cues import (
     extend_place_parts,
     find_address_lines,
+    find_called_organisations,
     find_greeted_people,
     find_nicknames,
     find_titled_people,
@@ -212,3 +213,22 @@ def test_the_name_after_a_closing_in_another_language(text: str, name: str) -> N
 
 def test_no_name_after_a_closing_inside_a_sentence() -> None:
     assert find_greeted_people("I said danke, Mama and Papa were there too, and left") == []
+
+
+# --- a conjunction inside a business's name -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("she takes classes at a studio called kamyk i trawa in town", "kamyk i trawa"),
+        ("a shop called Pan y Brasa opened", "Pan y Brasa"),
+        ("a restaurant called Sal e Pepe is new", "Sal e Pepe"),
+    ],
+)
+def test_a_conjunction_between_two_words_of_a_called_name(text: str, name: str) -> None:
+    assert [e.text for e in find_called_organisations(text)] == [name]
+
+
+def test_no_conjunction_before_an_everyday_word() -> None:
+    assert [e.text for e in find_called_organisations("a band called zorvik and we loved it")] == ["zorvik"]
