@@ -241,13 +241,13 @@ def find_lowercase_people(text: str) -> list[Entity]:
 #: of other languages ("mr sipho khumalo", "pastor will asked", "frau mair", "oma resi"). Not "ms"
 #: (Microsoft, multiple sclerosis) nor the address words that are also English words ("ate", "don").
 _TITLE = (
-    r"(?:mr|mrs|mister|dr|prof|professor|sir|dame|pastor|reverend|rev|revd|fr|vicar|rabbi|imam|sheikh|"
+    r"(?:mr|mrs|mister|dr|prof|professor|sir|dame|pastor|reverend|rev|revd|vicar|rabbi|imam|sheikh|"
     r"herr|frau|monsieur|madame|mme|señor|señora|senhor|senhora|signor|signora|dona|doña|tante|oncle|"
     r"tia|tío|tía|tio|auntie|aunty|aunt|uncle|abuela|abuelo|nonna|nonno|oma|opa|lola|lolo|tita|tito|"
     r"mzee|kuya|babcia|dziadek|bunica|yiayia|pappou|gogo|mormor|morfar|farmor|farfar)"
 )
 _TITLED = re.compile(
-    rf"(?<![\w'-])(?P<t>{_TITLE})\.?[ \t]+(?P<v>[a-z\u00df-\u024f][\w\u00df-\u024f'-]*"
+    rf"(?<![\w'./@-])(?P<t>{_TITLE})\.?[ \t]+(?P<v>[a-z\u00df-\u024f][\w\u00df-\u024f'-]*"
     r"(?:[ \t]+[a-z\u00df-\u024f][\w\u00df-\u024f'-]*)?)"
 )
 
@@ -989,15 +989,17 @@ def find_address_lines(text: str) -> list[Entity]:
     """The parts of an address the text gives as one: after "address is"/"address:", every piece
     between commas to the end of the sentence; after a home or business "at", the same when the
     first piece holds a house number ("lives at 7 ridge view, carnmore"). A piece is at most four
-    words and no everyday sentence; and a Japanese block address in either order."""
+    words and no everyday sentence; a capitalised piece, a postcode in capitals and a block address
+    ("5-chōme", whose word readers need) are left to the other recognizers."""
     found: list[Entity] = []
     for m in _ADDRESS_GIVEN.finditer(text):
         given = m.group(0).lower().startswith(("address", "addr"))
         pieces = list(_ADDRESS_PIECE.finditer(m.group("v")))
-        if not pieces or (
-            not given and not re.search(r"(?<![\d.])\d{1,4}[a-z]?(?:/\d+)?(?![\w.])", pieces[0].group(0))
-        ):
-            continue
+        numbered = (
+            re.search(r"(?<![\d.])\d{1,4}[a-z]?(?:/\d+)?(?![\w.])", pieces[0].group(0)) if pieces else None
+        )
+        if not pieces or not (numbered or (given and len(pieces) >= 2)):
+            continue  # "the newer address is safer": one word and no number is no address
         for n, piece in enumerate(pieces[:5]):
             surface = piece.group(0).strip(" \t()")
             words = surface.split()
@@ -1005,6 +1007,10 @@ def find_address_lines(text: str) -> list[Entity]:
                 break  # "at GPS address AK-…": a code the patterns read; a block address ("5-chōme")
             if all(w[:1].isupper() or w[:1].isdigit() for w in words):
                 continue  # a capitalised part is the NER model's and the patterns' ("Leeds LS6 2AB")
+            cut = re.search(r"[ \t]+[A-Z]+\d[A-Z\d]*(?![\w-])", surface) if n else None
+            if cut:  # "leicester LE2 3QF": the postcode is the patterns'
+                surface = surface[: cut.start()]
+                words = surface.split()
             if (
                 not words
                 or len(words) > 4

@@ -61,6 +61,15 @@ def test_no_name_after_a_title(text: str) -> None:
     assert find_titled_people(text) == []
 
 
+def test_no_title_inside_a_web_address() -> None:
+    assert find_titled_people("log in to your portal.dr account and check") == []
+
+
+def test_a_postcode_in_capitals_ends_an_address_piece() -> None:
+    text = "user lives at 9 wren close, dunmore  DN4 7QT with her sister."
+    assert [e.text for e in find_address_lines(text)] == ["9 wren close", "dunmore"]
+
+
 def test_titled_people_run_in_the_patterns() -> None:
     assert ("PERSON", "zoltanek") in _texts(find_patterns("please write to frau zoltanek today"))
 
@@ -167,6 +176,7 @@ def test_the_pieces_of_an_address_given_as_one_are_places(text: str, parts: list
         "user lives at 14 Elm Rd, Oakfield",  # capitalised: the NER model's and the patterns'
         "the cafe at the corner, near the bank",
         "his address is 4-chōme 2-1, minami",  # a block address keeps "chōme" (a word readers need)
+        "Either works; the newer address is safer.",  # one word and no number
     ],
 )
 def test_no_address_pieces(text: str) -> None:
