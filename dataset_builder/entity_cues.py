@@ -257,6 +257,18 @@ def _fold_word(word: str) -> str:
     return re.sub(r"(?:['\u2019]s)?[,.;:!?)'\"\u2019]*$", "", word).lower()
 
 
+#: The forms of address that are also kinship words ("oma", "uncle", "tía"): after "my" or "user's"
+#: they are the relation word, and a verb can follow them ("auntie cooked jollof").
+_KIN_TITLES = frozenset(
+    """tante oncle tia tío tía tio auntie aunty aunt uncle abuela abuelo nonna nonno oma opa lola lolo tita
+    tito mzee kuya babcia dziadek bunica yiayia pappou gogo mormor morfar farmor farfar""".split()
+)
+_POSSESSED = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a)|['\u2019]s)\s+$", _I)
+#: What follows a verb and no name: an article, a pronoun or a possessive ("dr fixed my knee").
+_OBJECT_AFTER = re.compile(r"[ \t]+(?:a|an|the|me|him|us|them|my|your|our|their|it|this|some)\b", _I)
+_KIN_OBJECT_AFTER = re.compile(
+    r"[ \t]+(?:a|an|the|me|him|her|us|them|my|your|his|our|their|it|this|that|some|up|out|for|to|with)\b", _I
+)
 _ROMANCE_BEFORE = re.compile(r"\b(?:al|del|au|du|à\s+la|a\s+la)\s+$", _I)
 #: A verb after an everyday-word name that the everyday word cannot take ("pastor will asked").
 _VERB_AFTER_NAME = re.compile(
@@ -296,6 +308,13 @@ def find_titled_people(text: str) -> list[Entity]:
             continue
         start = m.start("v")
         end = m.start("v") + kept[-1].start() + len(_fold_word(kept[-1].group(0)))
+        kin = m.group("t").lower() in _KIN_TITLES
+        if kin and _POSSESSED.search(text, 0, m.start()):
+            continue  # "my uncle bought…": a relation word, the relation rule's
+        if (_KIN_OBJECT_AFTER if kin else _OBJECT_AFTER).match(text, end):
+            continue  # "uncle bought a car", "dr fixed my knee", "sir thanks a lot": a verb, not a name
+        if kin and re.fullmatch(r"[a-z]{3,}ed", _fold_word(kept[0].group(0))):
+            continue  # "auntie cooked jollof": a past tense
         surface = text[start:end]
         if len(surface) < 2 or public_mention(surface, text, start, end, kind="PERSON"):
             continue

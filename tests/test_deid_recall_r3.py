@@ -55,6 +55,11 @@ def test_an_everyday_word_name_after_a_title_needs_a_verb_it_cannot_take() -> No
         "mi tía en valdoria vive sola",  # a function word of another language ends the name
         "i ate pizza with mr",
         "Mr Okafor said yes",  # a capitalised name is the NER model's
+        "my uncle bought a car",  # a relation word and a verb
+        "auntie cooked jollof",  # a past tense
+        "nonna baked bread for us",
+        "dr fixed my knee",
+        "yes sir thanks a lot",
     ],
 )
 def test_no_name_after_a_title(text: str) -> None:
