@@ -1000,6 +1000,12 @@ _ADDRESS_GIVEN = re.compile(
     r"(?=[ \t]*(?:$|[.!?;\n]|\s(?:and|but|with|since)\s))",
     _I,
 )
+#: A unit after a number that makes it a time or an amount ("at 9 am", "at 5 o'clock", "at 20%").
+_MEASURE_AFTER = re.compile(
+    r"[ \t]*(?:am|pm|a\.m|p\.m|o'clock|h|hrs?|hours?|mins?|minutes?|%|percent|per|euros?|dollars?|"
+    r"pounds?|quid|bucks|km|miles?|kg|people|persons|guests|times|days?|weeks?|months?|years?)\b",
+    _I,
+)
 #: A piece of an address between commas: up to four words (a street, a town, a district, a postcode).
 _ADDRESS_PIECE = re.compile(r"[^,]+")
 
@@ -1019,6 +1025,8 @@ def find_address_lines(text: str) -> list[Entity]:
         )
         if not pieces or not (numbered or (given and len(pieces) >= 2)):
             continue  # "the newer address is safer": one word and no number is no address
+        if numbered and _MEASURE_AFTER.match(pieces[0].group(0), numbered.end()):
+            continue  # "the shop opens at 9 am, …": a time or an amount, not a house number
         for n, piece in enumerate(pieces[:5]):
             surface = piece.group(0).strip(" \t()")
             words = surface.split()

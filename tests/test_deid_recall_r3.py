@@ -182,6 +182,8 @@ def test_the_pieces_of_an_address_given_as_one_are_places(text: str, parts: list
         "the cafe at the corner, near the bank",
         "his address is 4-chōme 2-1, minami",  # a block address keeps "chōme" (a word readers need)
         "Either works; the newer address is safer.",  # one word and no number
+        "the shop opens at 9 am, then closes",  # a time
+        "her studio is at 20% off, for now",  # an amount
     ],
 )
 def test_no_address_pieces(text: str) -> None:
