@@ -327,7 +327,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:(?:on|by|until|till|before|after|since|due|from)|(?:booked|scheduled|set|planned|"
             r"moved|postponed|rescheduled)\s+(?:for|to))\s+(?:the\s+)?"
             r"(?P<v>(?:[12]\d|3[01]|0?[1-9])\.(?:1[0-2]|0[1-9]))(?![.,]?\d)"
-            r"(?![^.!?\n]*\b(?:version|python|ios|android|kernel|release|firmware|update|€|eur|usd|\$))",
+            r"(?![^.!?\n]*(?:[€$£]|\b(?:version|python|ios|android|kernel|release|firmware|update|eur|euros?|"
+            r"usd|gbp|kr|zł|pln|price|prices|costs?|paid|pay)\b))",
             _I,
         ),
     ),

@@ -120,6 +120,8 @@ def test_day_month_with_a_dot_after_a_date_word_is_a_date(text: str, date: str) 
         "my script runs on 3.12 now",
         "we got the kernel update on 6.12 yesterday",
         "the ratio was 2.45 on average",
+        "tickets from 3.10 £ each",
+        "a flat white from 2.10 eur at the kiosk",
     ],
 )
 def test_no_day_month_date_in_a_price_a_version_or_a_measure(text: str) -> None:
