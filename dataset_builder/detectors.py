@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_SPACY_MODEL",
     "SPACY_MODEL_DISTRIBUTIONS",
     "RELATION_WORDS",
+    "STREET_TYPE_FIRST",
     "ENTITY_KINDS",
     "Entity",
     "Recognizer",
@@ -153,6 +154,12 @@ _ID_KEYS = (
     r"employee|patient|id|aadhaar|pan|driver'?s?|frame|serial|chassis|vin|imei"
 )
 _I = re.IGNORECASE
+#: Street types written before a street's name, abbreviated with a dot or in full ("ul.", "al.",
+#: "c/", "strada"), as a regular-expression group: Central and Eastern European and Iberian order.
+STREET_TYPE_FIRST = (
+    r"(?:(?:ul|al|pl|os|str|bd|bul|sos|av|avda|pr)\.|c/|"
+    r"(?:ulica|aleja|plac|osiedle|strada|calea|bulevardul|ulitsa|prospekt|trg)\b)"
+)
 
 #: (kind, pattern) in priority order: on overlapping matches of equal length the earlier wins.
 #: A pattern with a group named ``v`` reports only that group (the context around it is a cue).
@@ -396,8 +403,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "LOCATION",
         re.compile(
-            r"(?<![\w.])(?<!et\s)(?:(?:ul|al|pl|os|str|bd|bul|sos|av|avda|pr)\.|c/|(?:ulica|aleja|plac|osiedle|strada|"
-            r"calea|bulevardul|ulitsa|prospekt|ulice|trg|utca)\b)[ \t]*"
+            rf"(?<![\w.])(?<!et\s){STREET_TYPE_FIRST}[ \t]*"
             r"(?:[^\W\d_][\w'\u00c0-\u024f-]*[ \t]+){1,3}\d{1,4}[a-z]?(?:/\d{1,4}[a-z]?)?(?![\w/-])",
             _I,
         ),

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 
 from .detectors import _NOT_NAME as _NOT_NAME_AFTER_TITLE
-from .detectors import RELATION_WORDS, Entity, place_names
+from .detectors import RELATION_WORDS, STREET_TYPE_FIRST, Entity, place_names
 from .public import public_mention
 
 __all__ = [
@@ -780,10 +780,7 @@ _DISTRICT_AFTER = re.compile(r"[ \t]+\d{1,2}(?=[ \t]*(?:$|[,;.)\n]))")
 
 
 #: A street type written before a street's name ("ul. ", "al. ", "c/ "), as a known place's key starts.
-_STREET_PREFIX = re.compile(
-    r"^(?:(?:ul|al|pl|os|str|bd|bul|sos|av|avda|pr)\.|c/|(?:ulica|aleja|plac|osiedle|strada|calea|"
-    r"bulevardul|ulitsa|prospekt|ulice|trg|utca)\b)[ \t]*(?P<rest>\S.*\d[a-z]?)$"
-)
+_STREET_PREFIX = re.compile(rf"^{STREET_TYPE_FIRST}[ \t]*(?P<rest>\S.*\d[a-z]?)$")
 
 
 #: The word that makes a number a flat's, right before a place that starts with that number
