@@ -49,6 +49,7 @@ __all__ = [
     "find_lowercase_people",
     "find_named_people",
     "find_nicknames",
+    "find_practices",
     "find_signed_people",
     "find_titled_people",
     "find_venues",
@@ -132,6 +133,43 @@ def _first_words(
     if len(surface) < 2:
         return None
     return Entity(begin, begin + len(surface), "ORGANIZATION", surface, "")
+
+
+#: Where someone's doctor is: the practice after "<provider> is at", in any case and language
+#: ("user's gp is at przychodnia zdrowie na morenie"), up to six words.
+_PROVIDER_AT = re.compile(
+    r"(?:\b(?:my|our|his|her|their|your)|['\u2019]s)\s+(?:new\s+|family\s+)?"
+    r"(?:gp|doctor|dentist|physio|vet|therapist|optician|paediatrician|pediatrician|midwife|"
+    r"gyn(?:a)?ecologist|orthodontist)(?:['\u2019]s)?\s+(?:is|are)\s+(?:now\s+)?at\s+"
+    rf"(?P<v>{_WORD}(?:\s+{_WORD}){{0,5}})",
+    _I,
+)
+
+
+def find_practices(text: str) -> list[Entity]:
+    """The practice after "<someone's doctor> is at" ("user's gp is at przychodnia zdrowie na
+    morenie"), up to the first everyday word; not after "the" ("is at the health centre"), not a
+    public name, and not "the vet is at lunch" (no one's own doctor)."""
+    found = []
+    for m in _PROVIDER_AT.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        kept: list[re.Match[str]] = []
+        for w in words:
+            bare = w.group(0).rstrip(",.;:!?)'\"").lower()
+            if not bare or bare in _NEVER:
+                break
+            kept.append(w)
+            if w.group(0)[-1:] in ",.;:!?)":
+                break
+        if not kept:
+            continue
+        start = m.start("v")
+        end = start + kept[-1].start() + len(kept[-1].group(0).rstrip(",.;:!?)'\""))
+        surface = text[start:end]
+        if len(surface) < 3 or public_mention(surface, text, start, end):
+            continue
+        found.append(Entity(start, end, "ORGANIZATION", surface, "orgcue"))
+    return found
 
 
 def find_job_organisations(text: str) -> list[Entity]:
@@ -1104,4 +1142,5 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_address_lines(text),
         *find_listed_people(text),
         *find_titled_people(text),
+        *find_practices(text),
     ]

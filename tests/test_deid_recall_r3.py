@@ -16,6 +16,7 @@ from dataset_builder.entity_cues import (
     find_called_organisations,
     find_greeted_people,
     find_nicknames,
+    find_practices,
     find_titled_people,
 )
 
@@ -251,3 +252,25 @@ def test_a_conjunction_between_two_words_of_a_called_name(text: str, name: str) 
 
 def test_no_conjunction_before_an_everyday_word() -> None:
     assert [e.text for e in find_called_organisations("a band called zorvik and we loved it")] == ["zorvik"]
+
+
+# --- the practice after "<someone's doctor> is at" --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("user's gp is at ośrodek zdrowia pod lipami", "ośrodek zdrowia pod lipami"),
+        ("my dentist is at Kellerby Dental, in the old mill", "Kellerby Dental"),
+        ("her vet is at tarrow paws in brenzow", "tarrow paws"),
+    ],
+)
+def test_the_practice_after_someones_doctor_is_at(text: str, name: str) -> None:
+    assert [e.text for e in find_practices(text)] == [name]
+
+
+@pytest.mark.parametrize(
+    "text", ["the vet is at lunch now", "user's doctor is at the health centre", "my gp is at home today"]
+)
+def test_no_practice_without_an_own_doctor_or_after_an_article(text: str) -> None:
+    assert find_practices(text) == []
