@@ -353,6 +353,15 @@ def find_titled_people(text: str) -> list[Entity]:
             continue  # "uncle bought a car", "dr fixed my knee", "sir thanks a lot": a verb, not a name
         if kin and re.fullmatch(r"[a-z]{3,}ed", _fold_word(kept[0].group(0))):
             continue  # "auntie cooked jollof": a past tense
+        if kin:  # one word, then what ends a name ("oma resi turns 85", "(oma resi)"), not "nonna made pasta"
+            end = m.start("v") + kept[0].start() + len(_fold_word(kept[0].group(0)))
+            nxt = re.match(r"[ \t]+([^\W\d_]+)", text[end:])
+            if (
+                nxt
+                and nxt.group(1).lower() not in _NOT_NAME_AFTER_TITLE
+                and nxt.group(1).lower() not in _NEVER
+            ):
+                continue
         surface = text[start:end]
         if len(surface) < 2 or public_mention(surface, text, start, end, kind="PERSON"):
             continue

@@ -59,6 +59,7 @@ def test_an_everyday_word_name_after_a_title_needs_a_verb_it_cannot_take() -> No
         "my uncle bought a car",  # a relation word and a verb
         "auntie cooked jollof",  # a past tense
         "nonna baked bread for us",
+        "nonna made pasta",  # a kinship title takes one word, then what ends a name
         "dr fixed my knee",
         "yes sir thanks a lot",
     ],
