@@ -8,7 +8,11 @@ with no capital letter for an NER model to see. These recognizers read the cue i
   ("suggest Siobhán meets you", "Wish Lan luck", "Priyanka says");
 * a venue after "at the" written with a capital ("climbs at the Depot");
 * a named feature of a place ("runs along the grand canal", "near the Water of Leith");
-* a school or university named by its type in any position ("does trinity college dublin …").
+* a school or university named by its type in any position ("does trinity college dublin …");
+* a lowercase name after a title or form of address ("mr sipho khumalo", "frau mair", "oma resi
+  turns 85"), and the practice after "<someone's doctor> is at";
+* the pieces of an address given as one ("address is 14 church hill, ennistymon", "lives at ul.
+  grunwaldzka 212, gdańsk-wrzeszcz").
 
 Each returns :class:`~dataset_builder.detectors.Entity` spans with its own ``source`` name so the
 de-identifier can weigh them against the NER model's labels.
