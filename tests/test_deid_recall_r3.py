@@ -147,7 +147,7 @@ def test_a_street_type_written_first_and_a_house_number_is_a_street(text: str, s
 
 
 @pytest.mark.parametrize(
-    "text", ["see Brandt et al. Kessler 2019 for this", "pl. 3 items left", "the str. 5 rule"]
+    "text", ["see Velmorin et al. Kessler 2019 for this", "pl. 3 items left", "the str. 5 rule"]
 )
 def test_no_street_without_a_name_and_a_number(text: str) -> None:
     assert not [e for e in find_patterns(text) if e.kind == "LOCATION"]
@@ -200,7 +200,7 @@ def test_a_flat_number_keeps_its_unit_word() -> None:
     assert _texts(extend_place_parts(text, [span])) == [("LOCATION", "apartment C7, koru lane")]
 
 
-@pytest.mark.parametrize("text", ["room in my flat 2/1, 9 Elm St", "near my flat, 9 elm st"])
+@pytest.mark.parametrize("text", ["room in my flat 2/1, 9 Ash St", "near my flat, 9 ash st"])
 def test_no_unit_word_before_what_is_no_flat_number(text: str) -> None:
     start = next(i for i, c in enumerate(text) if c.isdigit())
     span = Entity(start, len(text), "LOCATION", text[start:], "home")
@@ -212,7 +212,7 @@ def test_no_unit_word_before_what_is_no_flat_number(text: str) -> None:
 
 def test_a_nickname_in_brackets_after_a_persons_name_is() -> None:
     assert find_nicknames("user's name is dorotea vall ibarz (dori)") == [("dori", "dorotea vall ibarz")]
-    assert find_nicknames("my full name is Kasimir Oduya (Kas)") == [("Kas", "Kasimir Oduya")]
+    assert find_nicknames("my full name is Kasimir Tembeko (Kas)") == [("Kas", "Kasimir Tembeko")]
 
 
 @pytest.mark.parametrize("text", ["the app name is Plonk (beta)", "the dog's name is rex (short)"])
