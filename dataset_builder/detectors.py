@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_SPACY_MODEL",
     "SPACY_MODEL_DISTRIBUTIONS",
     "RELATION_WORDS",
+    "STREET_TYPE_FIRST",
     "ENTITY_KINDS",
     "Entity",
     "Recognizer",
@@ -153,6 +154,12 @@ _ID_KEYS = (
     r"employee|patient|id|aadhaar|pan|driver'?s?|frame|serial|chassis|vin|imei"
 )
 _I = re.IGNORECASE
+#: Street types written before a street's name, abbreviated with a dot or in full ("ul.", "al.",
+#: "c/", "strada"), as a regular-expression group: Central and Eastern European and Iberian order.
+STREET_TYPE_FIRST = (
+    r"(?:(?:ul|al|pl|os|str|bd|bul|sos|av|avda|pr)\.|c/|"
+    r"(?:ulica|aleja|plac|osiedle|strada|calea|bulevardul|ulitsa|prospekt|trg)\b)"
+)
 
 #: (kind, pattern) in priority order: on overlapping matches of equal length the earlier wins.
 #: A pattern with a group named ``v`` reports only that group (the context around it is a cue).
@@ -316,6 +323,22 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("DATE", re.compile(r"(?<![\d/.])(?:[12]\d|3[01]|0[1-9])/(?:1[0-2]|0[1-9])(?![/\d])")),
     ("DATE", re.compile(r"(?<![\d/.])(?:1[3-9]|2\d|3[01])/(?:1[0-2])(?![/\d])")),
+    # day.month without a year after a date word ("booked for 3.04", "turns 85 on 6.12", "until
+    # 14.02"): the month in two digits; not a price ("for 3.04") nor a version ("runs on 3.12",
+    # "the update on 6.12")
+    (
+        "DATE",
+        re.compile(
+            r"(?<!\w)(?<!runs\s)(?<!running\s)(?<!works\s)(?<!built\s)(?<!update\s)(?<!version\s)"
+            r"(?<!release\s)(?<!upgrade\s)"
+            r"(?:(?:on|by|until|till|before|after|since|due|from)|(?:booked|scheduled|set|planned|"
+            r"moved|postponed|rescheduled)\s+(?:for|to))\s+(?:the\s+)?"
+            r"(?P<v>(?:[12]\d|3[01]|0?[1-9])\.(?:1[0-2]|0[1-9]))(?![.,]?\d)"
+            r"(?![^.!?\n]*(?:[€$£]|\b(?:version|python|ios|android|kernel|release|firmware|update|eur|euros?|"
+            r"usd|gbp|kr|zł|pln|price|prices|costs?|paid|pay)\b))",
+            _I,
+        ),
+    ),
     # German day.month. ("am 14.03.")
     ("DATE", re.compile(r"(?<![\d.])(?:[12]\d|3[01]|0[1-9])\.(?:1[0-2]|0[1-9])\.(?!\d)")),
     # a day and a month name in French, Spanish, Portuguese, Italian, German, Dutch, Swedish, Polish,
@@ -372,6 +395,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:\s+[A-Z\u00c0-\u00de][\w'\u00c0-\u024f-]*){0,2}(?:,?\s+\d{1,4}[a-z]?\b"
             # a floor and door after the number ("Calle Mayor 5, 3º 2ª", "Carrer Gran 31, 2n 1a")
             r"(?:,?\s+\d{1,2}(?:º|ª|[nrto]\b|[ao]\b)\.?(?:\s*\d{1,2}(?:º|ª|[ao]\b)?)?)?)?"
+        ),
+    ),
+    # a street type written before the name, abbreviated or in full, then a house number ("ul.
+    # grunwaldzka 212", "al. Jana Pawła 14/3", "str. Lalelelor 7", "c/ mayor 5"): Central and
+    # Eastern European and Iberian order, in any case
+    (
+        "LOCATION",
+        re.compile(
+            rf"(?<![\w.])(?<!et\s){STREET_TYPE_FIRST}[ \t]*"
+            r"(?:[^\W\d_][\w'\u00c0-\u024f-]*[ \t]+){1,3}\d{1,4}[a-z]?(?:/\d{1,4}[a-z]?)?(?![\w/-])",
+            _I,
         ),
     ),
     # Korean road addresses: "34 Mangwon-ro 12-gil", "Teheran-ro 152", "88 Haeundae-daero"
@@ -441,7 +475,7 @@ RELATION_WORDS = _RELATIONS = (
     "friend|bestie|bff|pal|buddy|mate|classmate|teammate|bandmate|colleague|coworker|co-worker|flatmate|"
     "roommate|housemate|husband|wife|hubby|partner|spouse|ex|fiancee?|fiancée|boyfriend|girlfriend|boss|"
     "manager|supervisor|mentee|mentor|client|neighbour|neighbor|landlord|landlady|doctor|dentist|"
-    "therapist|counsellor|counselor|physio|surgeon|midwife|nurse|vet|tutor|teacher|coach|trainer|"
+    "therapist|counsellor|counselor|physio|surgeon|midwife|nurse|vet|tutor|teacher|coach|trainer|pastor|"
     "mechanic|plumber|electrician|accountant|solicitor|lawyer|nanny|babysitter|carer|gp"
 )
 _NAME_TOKEN = (
@@ -464,10 +498,16 @@ _NOT_NAME = frozenset(
     bakes owns runs manages helps lends borrows sells buys pays earns starts started finished joins
     joined left leaves retired retires passed died""".split()
 )
+#: Everyday words that are also first names, after "is" a name ("user's pastor is will broussard":
+#: "is will" is no verb phrase), when another lowercase word follows.
+_EVERYDAY_NAME = (
+    r"(?:will|may|grace|rose|mark|bill|pat|ruby|jack|frank|hope|joy|faith|ray|max|drew|dawn)"
+    r"\s+(?!(?:be|been|have|not|go|come|get)\b)[a-z]"
+)
 #: A possessive before a relation word ("my sister", "user's cousin", "our landlord").
 _POSSESSIVE_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
 _RELATION_NAME = re.compile(
-    rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?:is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])))?"
+    rf"\b(?:{_RELATIONS})(?:'s)?\s+(?:(?P<is>is|named|called)\s+(?=(?-i:[A-Z\u00c0-\u00de])|{_EVERYDAY_NAME}))?"
     rf"(?P<v>{_NAME_TOKEN}(?:\s+{_NAME_TOKEN}){{0,2}})",
     re.IGNORECASE,
 )
@@ -506,7 +546,8 @@ def find_relation_names(text: str) -> list[Entity]:
         capitalised = m.group("v")[0].isupper()
         for token in re.finditer(r"\S+", m.group("v")):
             word = token.group(0)
-            if word.lower() in _NOT_NAME or word.lower() in _stop_words():
+            everyday = not tokens and m.group("is") is not None and not capitalised
+            if not everyday and (word.lower() in _NOT_NAME or word.lower() in _stop_words()):
                 break
             if tokens and capitalised and not word[0].isupper() and word.lower() not in _NAME_PARTICLES:
                 break  # "Chiamaka Eze studies at…": a capitalised name ends at a lowercase word

@@ -8,7 +8,11 @@ with no capital letter for an NER model to see. These recognizers read the cue i
   ("suggest Siobhán meets you", "Wish Lan luck", "Priyanka says");
 * a venue after "at the" written with a capital ("climbs at the Depot");
 * a named feature of a place ("runs along the grand canal", "near the Water of Leith");
-* a school or university named by its type in any position ("does trinity college dublin …").
+* a school or university named by its type in any position ("does trinity college dublin …");
+* a lowercase name after a title or form of address ("mr sipho khumalo", "frau mair", "oma resi
+  turns 85"), and the practice after "<someone's doctor> is at";
+* the pieces of an address given as one ("address is 14 church hill, ennistymon", "lives at ul.
+  grunwaldzka 212, gdańsk-wrzeszcz").
 
 Each returns :class:`~dataset_builder.detectors.Entity` spans with its own ``source`` name so the
 de-identifier can weigh them against the NER model's labels.
@@ -24,7 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .detectors import RELATION_WORDS, Entity, place_names
+from .detectors import _NOT_NAME as _NOT_NAME_AFTER_TITLE
+from .detectors import RELATION_WORDS, STREET_TYPE_FIRST, Entity, place_names
 from .public import public_mention
 
 __all__ = [
@@ -35,6 +40,7 @@ __all__ = [
     "find_clubs",
     "find_context_entities",
     "find_domain_names",
+    "find_address_lines",
     "find_address_parts",
     "find_appositive_people",
     "find_cued_people",
@@ -47,7 +53,9 @@ __all__ = [
     "find_lowercase_people",
     "find_named_people",
     "find_nicknames",
+    "find_practices",
     "find_signed_people",
+    "find_titled_people",
     "find_venues",
     "find_zip_codes",
 ]
@@ -129,6 +137,43 @@ def _first_words(
     if len(surface) < 2:
         return None
     return Entity(begin, begin + len(surface), "ORGANIZATION", surface, "")
+
+
+#: Where someone's doctor is: the practice after "<provider> is at", in any case and language
+#: ("user's gp is at przychodnia zdrowie na morenie"), up to six words.
+_PROVIDER_AT = re.compile(
+    r"(?:\b(?:my|our|his|her|their|your)|['\u2019]s)\s+(?:new\s+|family\s+)?"
+    r"(?:gp|doctor|dentist|physio|vet|therapist|optician|paediatrician|pediatrician|midwife|"
+    r"gyn(?:a)?ecologist|orthodontist)(?:['\u2019]s)?\s+(?:is|are)\s+(?:now\s+)?at\s+"
+    rf"(?P<v>{_WORD}(?:\s+{_WORD}){{0,5}})",
+    _I,
+)
+
+
+def find_practices(text: str) -> list[Entity]:
+    """The practice after "<someone's doctor> is at" ("user's gp is at przychodnia zdrowie na
+    morenie"), up to the first everyday word; not after "the" ("is at the health centre"), not a
+    public name, and not "the vet is at lunch" (no one's own doctor)."""
+    found = []
+    for m in _PROVIDER_AT.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        kept: list[re.Match[str]] = []
+        for w in words:
+            bare = w.group(0).rstrip(",.;:!?)'\"").lower()
+            if not bare or bare in _NEVER:
+                break
+            kept.append(w)
+            if w.group(0)[-1:] in ",.;:!?)":
+                break
+        if not kept:
+            continue
+        start = m.start("v")
+        end = start + kept[-1].start() + len(kept[-1].group(0).rstrip(",.;:!?)'\""))
+        surface = text[start:end]
+        if len(surface) < 3 or public_mention(surface, text, start, end):
+            continue
+        found.append(Entity(start, end, "ORGANIZATION", surface, "orgcue"))
+    return found
 
 
 def find_job_organisations(text: str) -> list[Entity]:
@@ -231,6 +276,100 @@ def find_lowercase_people(text: str) -> list[Entity]:
             if public_mention(word, text, m.start("v"), m.end("v")):
                 continue
             found.append(Entity(m.start("v"), m.end("v"), "PERSON", word, "personcue"))
+    return found
+
+
+#: Titles written before a name in any case: English honorifics and clergy, and forms of address
+#: of other languages ("mr sipho khumalo", "pastor will asked", "frau mair", "oma resi"). Not "ms"
+#: (Microsoft, multiple sclerosis) nor the address words that are also English words ("ate", "don").
+_TITLE = (
+    r"(?:mr|mrs|mister|dr|prof|professor|sir|dame|pastor|reverend|rev|revd|vicar|rabbi|imam|sheikh|"
+    r"herr|frau|monsieur|madame|mme|señor|señora|senhor|senhora|signor|signora|dona|doña|tante|oncle|"
+    r"tia|tío|tía|tio|auntie|aunty|aunt|uncle|abuela|abuelo|nonna|nonno|oma|opa|lola|lolo|tita|tito|"
+    r"mzee|kuya|babcia|dziadek|bunica|yiayia|pappou|gogo|mormor|morfar|farmor|farfar)"
+)
+_TITLED = re.compile(
+    rf"(?<![\w'./@-])(?P<t>{_TITLE})\.?[ \t]+(?P<v>[a-z\u00df-\u024f][\w\u00df-\u024f'-]*"
+    r"(?:[ \t]+[a-z\u00df-\u024f][\w\u00df-\u024f'-]*)?)"
+)
+
+
+def _fold_word(word: str) -> str:
+    """A word without a trailing possessive and punctuation, in lowercase ("Resi's," → "resi")."""
+    return re.sub(r"(?:['\u2019]s)?[,.;:!?)'\"\u2019]*$", "", word).lower()
+
+
+#: The forms of address that are also kinship words ("oma", "uncle", "tía"): after "my" or "user's"
+#: they are the relation word, and a verb can follow them ("auntie cooked jollof").
+_KIN_TITLES = frozenset(
+    """tante oncle tia tío tía tio auntie aunty aunt uncle abuela abuelo nonna nonno oma opa lola lolo tita
+    tito mzee kuya babcia dziadek bunica yiayia pappou gogo mormor morfar farmor farfar""".split()
+)
+_POSSESSED = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a)|['\u2019]s)\s+$", _I)
+#: What follows a verb and no name: an article, a pronoun or a possessive ("dr fixed my knee").
+_OBJECT_AFTER = re.compile(r"[ \t]+(?:a|an|the|me|him|us|them|my|your|our|their|it|this|some)\b", _I)
+_KIN_OBJECT_AFTER = re.compile(
+    r"[ \t]+(?:a|an|the|me|him|her|us|them|my|your|his|our|their|it|this|that|some|up|out|for|to|with)\b", _I
+)
+_ROMANCE_BEFORE = re.compile(r"\b(?:al|del|au|du|à\s+la|a\s+la)\s+$", _I)
+#: A verb after an everyday-word name that the everyday word cannot take ("pastor will asked").
+_VERB_AFTER_NAME = re.compile(
+    r"[ \t]+(?:asked|said|says|told|wants|wanted|thinks|thought|texted|called|suggested|recommended|"
+    r"reckons|mentioned|invited|sent|gave|wrote|emailed|is|was|has|had)\b|['\u2019]s\b"
+)
+
+
+def find_titled_people(text: str) -> list[Entity]:
+    """A name in lowercase after a title or a form of address ("mr sipho khumalo", "frau mair",
+    "oma resi turns 85"): up to two words, stopping at an everyday word. An everyday-word name
+    counts only before a verb it cannot take ("pastor will asked", not "the pastor will lead"), and a
+    title inside a Romance phrase is a noun ("tacos al pastor")."""
+    from .resolver import _COMMON_WORD_NAMES, foreign_stop_words  # the resolver builds on this module
+
+    foreign = foreign_stop_words()
+    found = []
+    for m in _TITLED.finditer(text):
+        if _ROMANCE_BEFORE.search(text, 0, m.start()):
+            continue  # "tacos al pastor", "a la madame": the title is a noun of the phrase
+        words = list(re.finditer(r"\S+", m.group("v")))
+        kept: list[re.Match[str]] = []
+        for w in words:
+            bare = w.group(0).rstrip(",.;:!?)'\"\u2019").lower()
+            bare = re.sub(r"['\u2019]s$", "", bare)
+            if not bare or len(bare) < 2:
+                break
+            if bare in _COMMON_WORD_NAMES and not kept:
+                if not _VERB_AFTER_NAME.match(text, m.start("v") + w.start() + len(bare)):
+                    break
+            elif bare in _NEVER or bare in _NOT_NAME_AFTER_TITLE or bare in foreign:
+                break  # "tía en quilpue": a function word of another language ends the name too
+            kept.append(w)
+            if re.search(r"[,.;:!?)'\"\u2019]$", w.group(0)):
+                break
+        if not kept:
+            continue
+        start = m.start("v")
+        end = m.start("v") + kept[-1].start() + len(_fold_word(kept[-1].group(0)))
+        kin = m.group("t").lower() in _KIN_TITLES
+        if kin and _POSSESSED.search(text, 0, m.start()):
+            continue  # "my uncle bought…": a relation word, the relation rule's
+        if (_KIN_OBJECT_AFTER if kin else _OBJECT_AFTER).match(text, end):
+            continue  # "uncle bought a car", "dr fixed my knee", "sir thanks a lot": a verb, not a name
+        if kin and re.fullmatch(r"[a-z]{3,}ed", _fold_word(kept[0].group(0))):
+            continue  # "auntie cooked jollof": a past tense
+        if kin:  # one word, then what ends a name ("oma resi turns 85", "(oma resi)"), not "nonna made pasta"
+            end = m.start("v") + kept[0].start() + len(_fold_word(kept[0].group(0)))
+            nxt = re.match(r"[ \t]+([^\W\d_]+)", text[end:])
+            if (
+                nxt
+                and nxt.group(1).lower() not in _NOT_NAME_AFTER_TITLE
+                and nxt.group(1).lower() not in _NEVER
+            ):
+                continue
+        surface = text[start:end]
+        if len(surface) < 2 or public_mention(surface, text, start, end, kind="PERSON"):
+            continue
+        found.append(Entity(start, end, "PERSON", surface, "relation"))
     return found
 
 
@@ -483,8 +622,9 @@ _GREETED = re.compile(
 #: A closing and a name ending the text on the same line ("… on Sunday! Love, Migs").
 _INLINE_SIGN_OFF = re.compile(
     r"(?:(?<=[.!?])[ \t]+|^)(?:thanks|thank\s+you|regards|best|cheers|love|xo|xx|hugs|besos|beijos|"
-    r"abrazos|bisous|kisses|ingat|salamat)[ \t]*,[ \t]*"
-    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[.!]?[ \t]*$",
+    r"abrazos|bisous|kisses|ingat|salamat|danke|merci|gracias|grazie|obrigad[oa]|dzi[eę]kuj[eę]|pozdrawiam|"
+    r"saludos|gr[üu](?:ß|ss)e|tack|bedankt|groetjes)[ \t]*,[ \t]*"
+    rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[.!]?[ \t]*[\"'\u201d\u2019]?[ \t]*(?=\n|$)",
     _I,
 )
 #: Addressees that are no name ("Hi Team,", "Dear Sir,", "Hello World!").
@@ -619,6 +759,10 @@ _QUOTED_GROUP = re.compile(
 )
 
 
+#: A conjunction inside a business's name ("glina i ogień", "Pan y Brasa", "sal e pepe").
+_JOINER = re.compile(r"i|y|e|und|et|og|och|en|n|'n'", _I)
+
+
 def find_called_organisations(text: str) -> list[Entity]:
     """The name of a business or group after "called"/"named" ("a side business called tolu's
     kitchen"), stopping at a word that is never a name: up to four capitalised words, or two in
@@ -628,11 +772,24 @@ def find_called_organisations(text: str) -> list[Entity]:
     for m in _CALLED.finditer(text):
         kept: list[re.Match[str]] = []
         cased = m.group("v")[:1].isupper()
-        for w in re.finditer(r"\S+", m.group("v")):
+        words = list(re.finditer(r"\S+", m.group("v")))
+        joined = False  # "glina i ogień", "pan y vino": a conjunction between two words of one name
+        for i, w in enumerate(words):
             word = w.group(0)
+            after = words[i + 1].group(0) if i + 1 < len(words) else ""
+            if (
+                kept
+                and not joined
+                and _JOINER.fullmatch(word)
+                and after.lower().strip(".,;:!?") not in _NEVER
+            ):
+                if not re.search(r"[.,;:!?)]$", kept[-1].group(0)) and (not cased or after[:1].isupper()):
+                    kept.append(w)
+                    joined = True
+                    continue
             if word.lower().strip(".,;:!?") in _NEVER or (cased and not word[:1].isupper()):
                 break
-            if not cased and len(kept) == 2:
+            if not cased and len(kept) == 2 + 2 * joined:
                 break
             kept.append(w)
             if re.search(r"[.,;:!?)]$", w.group(0)):
@@ -673,13 +830,56 @@ _COMPASS_PART = re.compile(
 _DISTRICT_AFTER = re.compile(r"[ \t]+\d{1,2}(?=[ \t]*(?:$|[,;.)\n]))")
 
 
+#: A street type written before a street's name ("ul. ", "al. ", "c/ "), as a known place's key starts.
+_STREET_PREFIX = re.compile(rf"^{STREET_TYPE_FIRST}[ \t]*(?P<rest>\S.*\d[a-z]?)$")
+
+
+#: The word that makes a number a flat's, right before a place that starts with that number
+#: ("apartment B12, mandera road": the unit word is part of the address).
+_UNIT_WORD_BEFORE = re.compile(r"(?<![\w-])(?:apartment|apt|apto|flat|unit|suite|depto|dpto)\.?[ \t]*#?$", _I)
+
+
+def _with_unit_word(text: str, spans: list[Entity]) -> list[Entity]:
+    """A place that starts with a flat number takes the unit word written right before it."""
+    out = []
+    for entity in spans:
+        m = _UNIT_WORD_BEFORE.search(text, max(0, entity.start - 12), entity.start)
+        if entity.kind == "LOCATION" and m and re.match(r"[A-Za-z]?\d{1,4}[A-Za-z]?(?=[,\s])", entity.text):
+            entity = Entity(m.start(), entity.end, entity.kind, text[m.start() : entity.end], entity.source)
+        out.append(entity)
+    return out
+
+
+def _streets_without_type(text: str, spans: list[Entity], known: set[str]) -> list[Entity]:
+    """A known street written here without its street type: "Grunwaldzka 212" beside a known
+    "ul. grunwaldzka 212" is that street."""
+    out = list(spans)
+
+    def free(start: int, end: int) -> bool:
+        return not any(e.start < end and e.end > start for e in out)
+
+    folded = text.lower()
+    for name in known:  # "ul. grunwaldzka 212" is known: "Grunwaldzka 212" is that street
+        m = _STREET_PREFIX.match(name)
+        if m is None:
+            continue
+        for hit in re.finditer(rf"(?<![\w@./-]){re.escape(m.group('rest'))}(?![\w@/-])", folded):
+            if free(hit.start(), hit.end()):
+                out.append(
+                    Entity(hit.start(), hit.end(), "LOCATION", text[hit.start() : hit.end()], "placepart")
+                )
+    return out
+
+
 def extend_place_parts(text: str, entities: list[Entity], known: set[str] = frozenset()) -> list[Entity]:
     """Places followed by a numbered part of them take it ("hinjewadi phase 1" is one place, and
     "…, Dublin 2" after a comma): the number, left alone, narrows the place down. ``known`` holds
     folded place names of the participant's gazetteer, extended where no span covers them yet
     ("from Lekki Phase 1" beside a known "Lekki"). A street (a span ending in a street type, of any
     named kind: NER calls some streets people) takes the house number written after it ("Hauptstr.
-    31"), and a town's compass side before "of" and a place is a place too ("the west end of …")."""
+    31"), a town's compass side before "of" and a place is a place too ("the west end of …"), and a
+    known street written with its type first is that street without it ("Grunwaldzka 212" beside a
+    known "ul. grunwaldzka 212")."""
     spans = list(entities)
     if known:
         folded = text.lower()
@@ -711,7 +911,9 @@ def extend_place_parts(text: str, entities: list[Entity], known: set[str] = froz
             source = "placepart" if entity.source == "placepart" else entity.source
             entity = Entity(entity.start, m.end(), entity.kind, text[entity.start : m.end()], source)
         result.append(entity)
-    return result
+    return sorted(
+        _with_unit_word(text, _streets_without_type(text, result, known)), key=lambda e: (e.start, e.end)
+    )
 
 
 def _final_line_common(words: list[str], text: str, start: int, end: int) -> bool:
@@ -730,7 +932,8 @@ _CALLS_NICKNAME = re.compile(
 )
 _PERSON_WORD = r"[A-Za-z\u00c0-\u024f][\w'\u00c0-\u024f-]*"
 _PAREN_NICKNAME = re.compile(
-    rf"\b(?:{RELATION_WORDS}|with)\s+(?P<a>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\s+"
+    rf"\b(?:{RELATION_WORDS}|with|(?<=user's\s)(?:full\s+|real\s+|legal\s+)?name\s+is|"
+    rf"(?<=my\s)(?:full\s+|real\s+|legal\s+)?name\s+is)\s+(?P<a>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\s+"
     rf"\((?P<b>{_PERSON_WORD}(?:\s+{_PERSON_WORD}){{0,3}})\)",
     _I,
 )
@@ -833,6 +1036,74 @@ _CJK_NAME = re.compile(
 )
 
 
+#: An address given as such, or a home or business "at" a street with a house number: its pieces
+#: between commas to the end of the sentence are the address's parts ("user's address is 14 church
+#: hill, ennistymon, V95 R2X7", "user lives at ul. grunwaldzka 212, gdańsk-wrzeszcz", "a coffee shop
+#: at 58 lê đình dương, hải châu").
+_ADDRESS_GIVEN = re.compile(
+    r"(?<!mail\s)(?<!e-mail\s)(?<!web\s)(?<!ip\s)(?<!mac\s)\b(?:(?:address|addr)(?:\s+is|\s*:)|"
+    r"(?:lives?|living|rents?|renting|based|located|"
+    r"shop|store|stall|bakery|workshop|café|cafe|office|studio|salon|restaurant|bar|flat|house|home|apartment)\s+(?:\w+\s+){0,3}?at)"
+    r"[ \t]+(?P<v>[^\n.!?;]*?(?:\.[ \t]?[^\W\d_][^\n.!?;]*?)*)"
+    r"(?=[ \t]*(?:$|[.!?;\n]|\s(?:and|but|with|since)\s))",
+    _I,
+)
+#: A unit after a number that makes it a time or an amount ("at 9 am", "at 5 o'clock", "at 20%").
+_MEASURE_AFTER = re.compile(
+    r"[ \t]*(?:am|pm|a\.m|p\.m|o'clock|h|hrs?|hours?|mins?|minutes?|%|percent|per|euros?|dollars?|"
+    r"pounds?|quid|bucks|km|miles?|kg|people|persons|guests|times|days?|weeks?|months?|years?)\b",
+    _I,
+)
+#: A piece of an address between commas: up to four words (a street, a town, a district, a postcode).
+_ADDRESS_PIECE = re.compile(r"[^,]+")
+
+
+def find_address_lines(text: str) -> list[Entity]:
+    """The parts of an address the text gives as one: after "address is"/"address:", every piece
+    between commas to the end of the sentence; after a home or business "at", the same when the
+    first piece holds a house number ("lives at 7 ridge view, carnmore"). A piece is at most four
+    words and no everyday sentence; a capitalised piece, a postcode in capitals and a block address
+    ("5-chōme", whose word readers need) are left to the other recognizers."""
+    found: list[Entity] = []
+    for m in _ADDRESS_GIVEN.finditer(text):
+        given = m.group(0).lower().startswith(("address", "addr"))
+        pieces = list(_ADDRESS_PIECE.finditer(m.group("v")))
+        numbered = (
+            re.search(r"(?<![\d.])\d{1,4}[a-z]?(?:/\d+)?(?![\w.])", pieces[0].group(0)) if pieces else None
+        )
+        if not pieces or not (numbered or (given and len(pieces) >= 2)):
+            continue  # "the newer address is safer": one word and no number is no address
+        if numbered and _MEASURE_AFTER.match(pieces[0].group(0), numbered.end()):
+            continue  # "the shop opens at 9 am, …": a time or an amount, not a house number
+        for n, piece in enumerate(pieces[:5]):
+            surface = piece.group(0).strip(" \t()")
+            words = surface.split()
+            if re.search(r"(?i)\baddress\b|ch[oō]u?me\b", surface):
+                break  # "at GPS address AK-…": a code the patterns read; a block address ("5-chōme")
+            if all(w[:1].isupper() or w[:1].isdigit() for w in words):
+                continue  # a capitalised part is the NER model's and the patterns' ("Leeds LS6 2AB")
+            cut = re.search(r"[ \t]+[A-Z]+\d[A-Z\d]*(?![\w-])", surface) if n else None
+            if cut:  # "leicester LE2 3QF": the postcode is the patterns'
+                surface = surface[: cut.start()]
+                words = surface.split()
+            if (
+                not words
+                or len(words) > 4
+                or any(w.lower() in _NEVER and w.lower() not in ("de", "la") for w in words)
+            ):
+                break  # "lives at home with …": a sentence, not an address
+            start = m.start("v") + piece.start() + piece.group(0).index(surface)
+            end = start + len(surface)
+            if any(e.start < end and e.end > start for e in found):
+                continue
+            code = re.match(r"(\d{4,5})[ \t]+(?=[^\W\d_])", surface) if n else None
+            if code:  # "6130 schwaz": the postcode and the town are two places
+                found.append(Entity(start, start + len(code.group(1)), "LOCATION", code.group(1), "home"))
+                start += code.end()
+            found.append(Entity(start, end, "LOCATION", text[start:end], "home"))
+    return found
+
+
 def find_address_parts(text: str) -> list[Entity]:
     """Parts of an address no gazetteer knows: a part of a place in brackets or before a
     neighbourhood noun, an East Asian ward, a flat number, a street in lowercase between an
@@ -881,5 +1152,8 @@ def find_context_entities(text: str) -> list[Entity]:
         *find_clubs(text),
         *find_zip_codes(text),
         *find_address_parts(text),
+        *find_address_lines(text),
         *find_listed_people(text),
+        *find_titled_people(text),
+        *find_practices(text),
     ]
