@@ -191,7 +191,7 @@ def _function_word(token: str) -> bool:
 
 def _key(text: str) -> str:
     """Normal form of an identifier surface: accents folded, lowercase, no "the"/title/possessive."""
-    key = re.sub(r"\s+", " ", _fold(text).strip(" .,;:'\"()"))
+    key = re.sub(r"\s+", " ", _fold(text).strip(" .,;:'\"()\u00a1\u00bf!?"))
     key = re.sub(r"^(?:the|dr|mr|mrs|ms|prof)\.?\s+", "", key)
     return re.sub(r"['\u2019]s$", "", key)
 
@@ -235,6 +235,16 @@ _HONORIFIC_BEFORE = re.compile(
 )
 
 
+#: The opening words of a letter before the addressee's name ("Dear Mr Okafor", "Sehr geehrte Frau
+#: Lindqvist", "Querida Tía Rosa", "Szanowna Pani Kowalska").
+_SALUTATION = re.compile(
+    r"^(?:dear(?:est)?|hi|hello|hey|hallo|sehr\s+geehrter?|liebe[rs]?|lieber|geachte|beste|querid[oa]s?|"
+    r"estimad[oa]s?|chere|cheres|prezad[oa]|szanown[ya]|drog[ia]|"
+    r"kaere|kære|hej|bonjour|hola|ola|oi|ciao)\s+(?=\S)"
+)
+_TITLE_WORD = re.compile(r"^(?:pani|pan|mr|mrs|ms|dr|prof)\.?\s+(?=\S)")
+
+
 def canonical(kind: str, key: str) -> str:
     """One form for the spellings of one identifier: a phone's last eight digits ("+353 87 123 4567"
     and "087 123 4567"), a URL without scheme, "www." or final slash, a de-obfuscated e-mail, an ID
@@ -270,6 +280,7 @@ def canonical(kind: str, key: str) -> str:
             tokens[-1] = _STREET_ABBREVIATIONS.get(tokens[-1].rstrip("."), tokens[-1])
         return " ".join(tokens)
     if kind == "PERSON":
+        key = _TITLE_WORD.sub("", _SALUTATION.sub("", key))  # "sehr geehrte frau mair"
         key = _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
         relation = re.match(rf"(?:{RELATION_WORDS})\s+(?=\S)", key)
         return key[relation.end() :] if relation else key  # "mum birgit"
@@ -624,17 +635,20 @@ class ParticipantRedactor:
         # persons: full names first; a name part (or its hyphen-free form) joins the one full name holding it
         people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
         parts: dict[str, set[str]] = defaultdict(set)
+        # (a name after a salutation, a title or an honorific counts by its name alone: "sehr geehrte
+        # frau mair" holds only "mair")
         for key in people:
-            tokens = key.split()
+            tokens = canonical("PERSON", key).split()
             if len(tokens) > 1:
                 for token in tokens:
                     if token not in _NAME_PART_STOP and len(token) >= 2 and not _function_word(token):
                         parts[token].add(key)
                         parts[token.replace("-", "")].add(key)
         for key in people:
-            owners = parts.get(key) or parts.get(key.replace("-", "")) or set()
+            bare = canonical("PERSON", key) if " " in key else key
+            owners = parts.get(bare) or parts.get(bare.replace("-", "")) or set()
             owners.discard(key)
-            if len(key.split()) == 1 and len(owners) == 1:
+            if len(bare.split()) == 1 and len(owners) == 1:
                 self.aliases[("PERSON", key)] = ("PERSON", next(iter(owners)))
             elif len(key.split()) > 1:
                 longer = [o for o in people if o != key and f" {key} " in f" {o} "]

@@ -1,0 +1,66 @@
+"""Placeholder consistency of the de-identifier, round 3: one placeholder per entity.
+
+A letter's salutation and the punctuation around a name, names the texts tie with brackets, a
+possessive relation phrase that holds two people, run-on spans and an organisation's short form.
+Every sentence here is invented for the test.
+"""
+
+from __future__ import annotations
+
+from dataset_builder.detectors import Entity
+from dataset_builder.resolver import ParticipantRedactor, _key, canonical
+
+
+def _redactor(spans: list[tuple[str, str, str]], texts: list[str] = ()) -> ParticipantRedactor:
+    """A redactor that learnt ``(surface, kind, source)`` mentions (and noted ``texts``)."""
+    redactor = ParticipantRedactor()
+    for text in texts:
+        redactor.note_text(text)
+    redactor.learn([Entity(0, len(s), kind, s, source) for s, kind, source in spans])
+    return redactor
+
+
+def _placeholder(redactor: ParticipantRedactor, text: str, surface: str, kind: str = "PERSON") -> str:
+    start = text.index(surface)
+    out, applied = redactor.redact(text, [Entity(start, start + len(surface), kind, surface, "ner")])
+    return next(r for e, r in applied if e.start == start)
+
+
+# the punctuation and salutation around a name
+
+
+def test_key_drops_inverted_punctuation_around_a_name() -> None:
+    assert _key("Monte Verde. ¡") == "monte verde"
+    assert _key("¿Villa Ruiz?") == "villa ruiz"
+    assert _key("Yoko Ono") == "yoko ono"
+
+
+def test_canonical_drops_a_letters_salutation_and_title() -> None:
+    assert canonical("PERSON", "sehr geehrte frau lindqvist") == "lindqvist"
+    assert canonical("PERSON", "dear mr okonjo") == "okonjo"
+    assert canonical("PERSON", "szanowna pani brzoza") == "brzoza"
+    assert canonical("PERSON", "querida tia rosa") == "rosa"
+    # a name that merely starts like a greeting stays whole
+    assert canonical("PERSON", "cara delmont") == "cara delmont"
+    assert canonical("PERSON", "hilda oyelaran") == "hilda oyelaran"
+
+
+def test_salutation_span_joins_the_family_name_of_one_full_name() -> None:
+    r = _redactor([("hannelore brandt", "PERSON", "ner"), ("Sehr geehrte Frau Brandt", "PERSON", "ner")])
+    t = "my landlady is hannelore brandt"
+    u = "Sehr geehrte Frau Brandt, the boiler is broken."
+    assert _placeholder(r, t, "hannelore brandt") == _placeholder(r, u, "Sehr geehrte Frau Brandt")
+
+
+def test_salutation_span_stays_apart_when_two_full_names_share_the_family_name() -> None:
+    r = _redactor(
+        [
+            ("hannelore brandt", "PERSON", "ner"),
+            ("otto brandt", "PERSON", "ner"),
+            ("Sehr geehrte Frau Brandt", "PERSON", "ner"),
+        ]
+    )
+    t = "hannelore brandt and otto brandt"
+    a = _placeholder(r, t, "hannelore brandt")
+    b = _placeholder(r, t, "otto brandt")
+    assert a != b
