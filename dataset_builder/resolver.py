@@ -308,6 +308,10 @@ _QUOTED_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+['\u2018\"\u201c](?P<b>[^\W\d_][\w -]{1,20}?)['\u2019\"\u201d]\s+"
     r"(?P<c>[^\W\d_][\w-]+)"
 )
+#: A bracketed word between two words of a name ("josef (sepp) kofler").
+_BRACKET_INSIDE = re.compile(
+    r"(?P<a>[^\W\d_][\w-]+)\s+\(\s*(?P<b>[^\W\d_][\w-]{1,20})\s*\)\s+(?P<c>[^\W\d_][\w-]+)"
+)
 #: The participant's own name in a memory: "user's name is …", "user's full name …", "my name is …".
 _USER_NAME = re.compile(
     r"\b(?:user(?:['\u2019]s)?|my)\s+(?:full\s+|real\s+|legal\s+|first\s+)?name\s+(?:is\s+)?$",
@@ -367,7 +371,7 @@ def tied_names(
         if strict:
             m = _NICK_AFTER.match(text, at)
             key = _key(m.group("q") or m.group("w")) if m else ""
-            return key if key in known else ""
+            return key if key in known or (key and canonical("PERSON", key) in known) else ""
         m = _NICK_AFTER.match(text, at)
         if m is None:
             return ""
@@ -382,12 +386,22 @@ def tied_names(
             pairs.append((a, b) if len(a.split()) <= len(b.split()) else (b, a))
 
     for person in named:
-        if person.kind != "PERSON" and not _ALSO_CALLED.match(text[person.end :]):
-            continue
         after = text[person.end :]
         bracket = re.match(r"\s*\(\s*", after)
-        if person.kind == "PERSON" and bracket:
-            inner = nickname(person.end + bracket.end(), strict=True)
+        inner = nickname(person.end + bracket.end(), strict=True) if bracket else ""
+        first = _key(person.text).split()[:1]
+        short = (  # "anupama nair (anu)" that NER called an organisation: the short form of its first name
+            person.kind != "PERSON"
+            and len(_key(person.text).split()) > 1
+            and len(inner) >= 3
+            and " " not in inner
+            and bool(first)
+            and first[0].startswith(inner)
+            and first[0] != inner
+        )
+        if person.kind != "PERSON" and not short and not _ALSO_CALLED.match(after):
+            continue
+        if (person.kind == "PERSON" or short) and bracket:
             close = text.find(")", person.end + bracket.end())
             if inner and close > 0 and _key(text[person.end + bracket.end() : close]) == inner:
                 tie(inner, _key(person.text))
@@ -410,6 +424,24 @@ def tied_names(
             nick = _key(m.group("b"))
             if nick and not any(_function_word(w) for w in nick.split()):
                 tie(nick, _key(f"{m.group('a')} {m.group('c')}"))
+    for m in _BRACKET_INSIDE.finditer(text):  # "josef (sepp) kofler": a first name, a nickname, a family name
+        a = next((e for e in named if e.start <= m.start("a") < e.end), None)
+        c = next((e for e in named if e.start < m.end("c") <= e.end), None)
+        nick = _key(m.group("b"))
+        known_nick = nick in known or any(
+            e.kind == "PERSON" and e.start == m.start("b") and _key(e.text) == nick for e in named
+        )
+        if (
+            a is not None
+            and c is not None
+            and a.kind == "PERSON"
+            and known_nick
+            and a.end <= m.end("a")
+            and c.start >= m.start("c")
+            and not _function_word(_fold(m.group("c")))
+            and _fold(m.group("c")) not in _ORG_NOUNS
+        ):
+            tie(nick, _key(f"{m.group('a')} {m.group('c')}"))
     for m in _CALLS.finditer(text):
         nick = nickname(m.end())
         before = [e for e in named if e.end <= m.start() and e.kind == "PERSON"]

@@ -8,7 +8,7 @@ Every sentence here is invented for the test.
 from __future__ import annotations
 
 from dataset_builder.detectors import Entity
-from dataset_builder.resolver import ParticipantRedactor, _key, canonical
+from dataset_builder.resolver import ParticipantRedactor, _key, canonical, tied_names
 
 
 def _redactor(spans: list[tuple[str, str, str]], texts: list[str] = ()) -> ParticipantRedactor:
@@ -64,3 +64,37 @@ def test_salutation_span_stays_apart_when_two_full_names_share_the_family_name()
     a = _placeholder(r, t, "hannelore brandt")
     b = _placeholder(r, t, "otto brandt")
     assert a != b
+
+
+# names the texts tie with brackets
+
+
+def _e(text: str, surface: str, kind: str = "PERSON") -> Entity:
+    start = text.index(surface)
+    return Entity(start, start + len(surface), kind, surface, "ner")
+
+
+def test_bracketed_name_after_an_honorific_ties_the_known_nickname() -> None:
+    t = "user's grandmother is hedwig sauer (oma hedi)"
+    assert tied_names(t, [_e(t, "hedwig sauer")], None, {"hedi"}) == [("oma hedi", "hedwig sauer")]
+    # not a name the participant's texts know: nothing tied
+    assert tied_names(t, [_e(t, "hedwig sauer")], None, {"oskar"}) == []
+
+
+def test_bracketed_short_form_ties_a_full_name_ner_called_an_organisation() -> None:
+    t = "user's wife is ravindra kaul (ravi)"
+    found = [_e(t, "ravindra kaul", "ORGANIZATION")]
+    assert tied_names(t, found, None, {"ravi"}) == [("ravi", "ravindra kaul")]
+    # an organisation and a bracketed name that is no short form of it: nothing tied
+    t = "she works at ravindra textiles (mira)"
+    assert tied_names(t, [_e(t, "ravindra textiles", "ORGANIZATION")], None, {"mira"}) == []
+
+
+def test_bracketed_nickname_between_first_and_family_name() -> None:
+    t = "user's boss is anselm (selmi) grubauer"
+    found = [_e(t, "anselm"), _e(t, "selmi"), _e(t, "grubauer", "LOCATION")]
+    assert ("selmi", "anselm grubauer") in tied_names(t, found, None, {"anselm", "selmi"})
+    # a bracketed role is no nickname
+    t = "user's boss is anselm (manager) grubauer"
+    found = [_e(t, "anselm"), _e(t, "grubauer", "LOCATION")]
+    assert tied_names(t, found, None, {"anselm"}) == []
