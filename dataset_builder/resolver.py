@@ -33,7 +33,7 @@ from .detectors import (
 from .entity_cues import _DETERMINER_BEFORE
 from .public import anchored_place, country_names, trip_destination
 
-__all__ = ["ParticipantRedactor", "canonical", "tied_names", "user_names"]
+__all__ = ["ParticipantRedactor", "canonical", "possessive_pieces", "tied_names", "user_names"]
 
 _NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
 #: Detectors whose label rests on a context cue, a format or the profile (not on NER alone).
@@ -452,6 +452,40 @@ def tied_names(
     return pairs
 
 
+#: A person's span that is a possessive relation phrase: "abena's sister", "abena's sister efua
+#: asante" (the owner, the relation word, the relative's own name).
+_POSSESSIVE_RELATION = re.compile(
+    rf"^(?P<owner>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?)['\u2019]s\s+(?:{RELATION_WORDS})"
+    rf"(?:\s+(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){{0,2}}))?$",
+    re.IGNORECASE,
+)
+
+
+def possessive_pieces(entity: Entity) -> list[Entity]:
+    """A person's span written "X's sister Y" as its two people, X and Y ("X's sister" alone is X);
+    any other span as it is.
+
+    >>> span = Entity(3, 30, "PERSON", "tola's sister ngozi adebayo", "relation")
+    >>> [e.text for e in possessive_pieces(span)]
+    ['tola', 'ngozi adebayo']
+    """
+    m = _POSSESSIVE_RELATION.match(entity.text) if entity.kind == "PERSON" else None
+    if m is None or _function_word(m.group("owner").lower()):
+        return [entity]
+    pieces = [Entity(entity.start, entity.start + m.end("owner"), "PERSON", m.group("owner"), entity.source)]
+    if m.group("name") and not any(_function_word(w.lower()) for w in m.group("name").split()):
+        pieces.append(
+            Entity(
+                entity.start + m.start("name"),
+                entity.start + m.end("name"),
+                "PERSON",
+                m.group("name"),
+                entity.source,
+            )
+        )
+    return pieces
+
+
 @dataclass
 class ParticipantRedactor:
     """Typed, consistent placeholders for one participant's records (entity resolution inside it).
@@ -532,7 +566,7 @@ class ParticipantRedactor:
 
     def learn(self, entities: Sequence[Entity]) -> None:
         """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
-        for entity in entities:
+        for entity in (piece for whole in entities for piece in possessive_pieces(whole)):
             if entity.kind not in _GAZETTEER_KINDS:
                 continue
             key = _kind_key(entity.kind, entity.text)
@@ -1088,7 +1122,7 @@ class ParticipantRedactor:
         # a detector's span wins; a gazetteer hit at the same place corrects its person/place label
         by_span = {(g.start, g.end): g for g in gazetteer}
         chosen = []
-        for entity in entities:
+        for entity in (piece for whole in entities for piece in possessive_pieces(whole)):
             if entity.kind == "ORGANIZATION" and _kind_key(entity.kind, entity.text) in self._decomposed:
                 chosen.extend(self._pieces(entity, gazetteer))
                 continue

@@ -8,7 +8,7 @@ Every sentence here is invented for the test.
 from __future__ import annotations
 
 from dataset_builder.detectors import Entity
-from dataset_builder.resolver import ParticipantRedactor, _key, canonical, tied_names
+from dataset_builder.resolver import ParticipantRedactor, _key, canonical, possessive_pieces, tied_names
 
 
 def _redactor(spans: list[tuple[str, str, str]], texts: list[str] = ()) -> ParticipantRedactor:
@@ -98,3 +98,29 @@ def test_bracketed_nickname_between_first_and_family_name() -> None:
     t = "user's boss is anselm (manager) grubauer"
     found = [_e(t, "anselm"), _e(t, "grubauer", "LOCATION")]
     assert tied_names(t, found, None, {"anselm"}) == []
+
+
+# a possessive relation phrase holds two people
+
+
+def test_possessive_relation_span_is_cut_into_its_two_people() -> None:
+    t = "my wife tola's sister ngozi adebayo lives in ikeja"
+    pieces = possessive_pieces(_e(t, "tola's sister ngozi adebayo"))
+    assert [(p.text, t[p.start : p.end]) for p in pieces] == [
+        ("tola", "tola"),
+        ("ngozi adebayo", "ngozi adebayo"),
+    ]
+    assert [p.text for p in possessive_pieces(_e(t, "tola's sister"))] == ["tola"]
+
+
+def test_span_without_a_possessive_relation_stays_whole() -> None:
+    t = "we met at Kemi's Kitchen and later saw tola adebayo"
+    assert [p.text for p in possessive_pieces(_e(t, "Kemi's Kitchen", "ORGANIZATION"))] == ["Kemi's Kitchen"]
+    assert [p.text for p in possessive_pieces(_e(t, "tola adebayo"))] == ["tola adebayo"]
+
+
+def test_owner_and_relative_keep_their_own_placeholders() -> None:
+    r = _redactor([("tola bankole", "PERSON", "ner"), ("tola's sister ngozi adebayo", "PERSON", "relation")])
+    t = "tola's sister ngozi adebayo visits tola bankole"
+    out, _ = r.redact(t, [_e(t, "tola's sister ngozi adebayo", "PERSON"), _e(t, "tola bankole")])
+    assert out == "[PERSON_1]'s sister [PERSON_2] visits [PERSON_1]"
