@@ -1204,7 +1204,9 @@ _MODAL = re.compile(r"^(?:will|may|can|could|should|would|shall|must|does|did|do
 
 
 #: Chat words a named-entity span runs on into ("jordan lol").
-_CHAT_WORDS = frozenset("lol lmao haha hahaha omg pls plz thx ty tbh btw idk imo fyi xx xoxo".split())
+_CHAT_WORDS = frozenset(
+    "lol lmao haha hahaha omg pls plz thx ty tbh btw idk imo fyi xx xoxo bday b-day".split()
+)
 _OBJECT_NEXT = re.compile(r"\s+(?:her|him|them|me|us)\b")
 
 
@@ -1315,6 +1317,13 @@ _QUOTE_BREAK = re.compile(
     r"\s*(?:(?<=\s)['\u2018\u2019\"\u201c\u201d]|['\u2018\u2019\"\u201c\u201d](?=\s|$))\s*"
 )
 _RELATION_WORD = re.compile(rf"(?:{RELATION_WORDS})")
+#: Possessive determiners ("my", "mi", "ma", "mein", "moja"): before a lowercase noun and a name,
+#: the noun is the relation ("mi novio nico").
+_POSSESSIVE_DETERMINERS = frozenset(
+    """my our your his her their mi mis nuestra nuestro mes notre meu minha meus minhas teu tua mein
+    meine meinem meinen meiner dein deine unser unsere mio miei mie moja moj moje mój mijn mijne onze
+    mitt""".split()
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -1373,6 +1382,13 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
             and (entity.kind != "PERSON" or bare[first] in _stop_words())
         ):
             first += 1  # "o joão …", "w karim": a function word before the name
+        if (
+            entity.kind == "PERSON"
+            and first < keep - 2
+            and bare[first] in _POSSESSIVE_DETERMINERS
+            and words[first + 1].group(0).islower()
+        ):
+            first += 2  # "mi novio nico", "ma copine léa": a possessive and the relation noun after it
         while (
             entity.kind == "PERSON"
             and first < keep - 1

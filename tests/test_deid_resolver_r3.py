@@ -8,7 +8,15 @@ Every sentence here is invented for the test.
 from __future__ import annotations
 
 from dataset_builder.detectors import Entity
-from dataset_builder.resolver import ParticipantRedactor, _key, canonical, possessive_pieces, tied_names
+from dataset_builder.resolver import (
+    ParticipantRedactor,
+    _key,
+    _span_pieces,
+    _trim_run_on,
+    canonical,
+    possessive_pieces,
+    tied_names,
+)
 
 
 def _redactor(spans: list[tuple[str, str, str]], texts: list[str] = ()) -> ParticipantRedactor:
@@ -124,3 +132,25 @@ def test_owner_and_relative_keep_their_own_placeholders() -> None:
     t = "tola's sister ngozi adebayo visits tola bankole"
     out, _ = r.redact(t, [_e(t, "tola's sister ngozi adebayo", "PERSON"), _e(t, "tola bankole")])
     assert out == "[PERSON_1]'s sister [PERSON_2] visits [PERSON_1]"
+
+
+# run-on person spans
+
+
+def test_person_span_loses_a_birthday_abbreviation_run_on() -> None:
+    t = "haruki bday is next week, ideas?"
+    assert _trim_run_on(_e(t, "haruki bday"), t).text == "haruki"
+    t = "haruki tanabe is next in line"
+    assert _trim_run_on(_e(t, "haruki tanabe"), t).text == "haruki tanabe"
+
+
+def test_person_span_loses_a_possessive_and_the_relation_noun_after_it() -> None:
+    t = "mi novio tomi got an offer in lima"
+    assert [p.text for p in _span_pieces(_e(t, "mi novio tomi"), t)] == ["tomi"]
+    t = "meine freundin lotte kommt morgen"
+    assert [p.text for p in _span_pieces(_e(t, "meine freundin lotte"), t)] == ["lotte"]
+    # a two-word span keeps its name; a possessive before a capitalised name drops only itself
+    t = "mi tomi"
+    assert [p.text for p in _span_pieces(_e(t, "mi tomi"), t)] == ["mi tomi"]
+    t = "my Tomi Ruiz called"
+    assert [p.text for p in _span_pieces(_e(t, "my Tomi Ruiz"), t)] == ["Tomi Ruiz"]
