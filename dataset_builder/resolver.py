@@ -124,6 +124,11 @@ _ORG_NOUNS = frozenset(
     """hospital school college university bank clinic surgery practice centre center group ltd inc plc
     co""".split()
 )
+#: Last words of a business's name ("Kasama Bakery", "Lindo Café"): what it sells or does.
+_BUSINESS_NOUNS = frozenset(
+    """bakery cafe café restaurant bar pub shop store studio salon kitchen market deli pharmacy garage
+    workshop gym clinic agency farm hotel""".split()
+)
 #: "Spider-Man", "Ant-Man", "Wonder-Woman": hyphenated titles, not people's names.
 _COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
 
@@ -564,6 +569,14 @@ class ParticipantRedactor:
         pattern = re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)")
         return sum(len(pattern.findall(text)) for text in self.texts)
 
+    def _written_as_place(self, key: str) -> bool:
+        """True when some text writes ``key`` after a place preposition other than "at" ("in X",
+        "from X"; "at X" may be a shop or a workplace)."""
+        pattern = re.compile(
+            rf"\b(?:in|to|from|near|around|outside|into|towards?|via)\s+(?:the\s+)?{re.escape(key)}(?!\w)"
+        )
+        return any(pattern.search(text) for text in self.texts)
+
     def learn(self, entities: Sequence[Entity]) -> None:
         """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
         for entity in (piece for whole in entities for piece in possessive_pieces(whole)):
@@ -678,6 +691,16 @@ class ParticipantRedactor:
                         key not in place_names()
                         and key not in self.placed
                         and any(o.startswith(f"{key} ") for o in org_keys)
+                    )
+                    or (  # "kitanoya" beside "kitanoya bakery", both NER's alone, never written as a place
+                        " " not in key
+                        and key not in place_names()
+                        and not self._written_as_place(key)
+                        and self.seen[(kind, key)] == 1
+                        and any(
+                            o.startswith(f"{key} ") and o.split()[-1] in _ORG_NOUNS | _BUSINESS_NOUNS
+                            for o in all_orgs
+                        )
                     )
                 ):  # "the Tesco Extra" beside "tesco"; "Hillcrest" beside "Hillcrest Medical Center"
                     active.setdefault(("ORGANIZATION", key), surface)

@@ -154,3 +154,20 @@ def test_person_span_loses_a_possessive_and_the_relation_noun_after_it() -> None
     assert [p.text for p in _span_pieces(_e(t, "mi tomi"), t)] == ["mi tomi"]
     t = "my Tomi Ruiz called"
     assert [p.text for p in _span_pieces(_e(t, "my Tomi Ruiz"), t)] == ["Tomi Ruiz"]
+
+
+# an organisation's short form that NER called a place
+
+
+def test_first_word_of_a_shop_ner_called_a_place_is_the_shop() -> None:
+    texts = ["my boss at vendramo asked me to redo the menu", "user works weekends at vendramo bakery"]
+    r = _redactor([("vendramo", "LOCATION", "ner"), ("vendramo bakery", "ORGANIZATION", "ner")], texts)
+    assert _placeholder(r, texts[0], "vendramo", "LOCATION") == _placeholder(
+        r, texts[1], "vendramo bakery", "ORGANIZATION"
+    )
+
+
+def test_first_word_of_a_shop_written_as_a_place_stays_a_place() -> None:
+    texts = ["we moved to vendramo last spring", "user works weekends at vendramo bakery"]
+    r = _redactor([("vendramo", "LOCATION", "ner"), ("vendramo bakery", "ORGANIZATION", "ner")], texts)
+    assert _placeholder(r, texts[0], "vendramo", "LOCATION").startswith("[LOCATION_")
