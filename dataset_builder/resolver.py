@@ -636,7 +636,30 @@ class ParticipantRedactor:
         firsts = {t[0] for t in full_names}
         all_orgs = {key for kind, key in self.mentions if kind == "ORGANIZATION"}
         places = [key for kind, key in self.mentions if kind == "LOCATION"]
+        labels = {
+            piece
+            for kind, key in self.mentions
+            if kind in ("URL", "HANDLE", "EMAIL")
+            for piece in re.split(r"[^\w-]+", canonical(kind, key))
+            if len(piece) >= 6
+        }
         for (kind, key), surface in self.mentions.items():
+            words = key.split()
+            if (
+                kind == "PERSON"
+                and (kind, key) not in cued
+                and len(words) == 2
+                and key.replace(" ", "") in labels
+                and words[1] in people
+                and words[0] not in people
+                and not any(t[0] == words[0] and t != words for t in full_names)
+                and any(  # her short name, whose full first name the texts also write ("Giuseppina")
+                    len(n) >= len(words[1]) + 2 and (n.startswith(words[1]) or n.endswith(words[1]))
+                    for n in people | firsts
+                )
+            ):  # "Ceramiche Pina" beside etsy.com/shop/ceramichepina and "Pina": a shop named after her
+                active.setdefault(("ORGANIZATION", key), surface)
+                continue
             if kind in _NAMED_KINDS and (kind, key) not in cued and re.search(r"\d", key):
                 if canonical("ID_NUMBER", key) in codes:
                     continue  # NER's place "LRK-4821" beside the plate an ID pattern found
@@ -1035,6 +1058,19 @@ class ParticipantRedactor:
                 owner
                 for name, roots in first_names.items()
                 if name.startswith(key) and len(name) >= len(key) + 2
+                for owner in roots
+            }
+            if len(owners) == 1:
+                join(("PERSON", key), next(iter(owners)))
+        # a short form that ends exactly one known first name three letters longer or more ("lina" of
+        # "Carolina", "tino" of "Valentino")
+        for key in people:
+            if len(key.split()) != 1 or len(key) < 4 or root(("PERSON", key)) != ("PERSON", key):
+                continue
+            owners = {
+                owner
+                for name, roots in first_names.items()
+                if name.endswith(key) and len(name) >= len(key) + 3
                 for owner in roots
             }
             if len(owners) == 1:

@@ -171,3 +171,41 @@ def test_first_word_of_a_shop_written_as_a_place_stays_a_place() -> None:
     texts = ["we moved to vendramo last spring", "user works weekends at vendramo bakery"]
     r = _redactor([("vendramo", "LOCATION", "ner"), ("vendramo bakery", "ORGANIZATION", "ner")], texts)
     assert _placeholder(r, texts[0], "vendramo", "LOCATION").startswith("[LOCATION_")
+
+
+# a short form of a first name; a shop named after a person
+
+
+def test_short_form_that_ends_one_first_name_joins_it() -> None:
+    r = _redactor([("Valentino", "PERSON", "relation"), ("Tino", "PERSON", "ner")])
+    t = "my grandfather Valentino, or Tino to everyone"
+    assert _placeholder(r, t, "Valentino") == _placeholder(r, t, "Tino")
+
+
+def test_short_form_shorter_than_three_letters_off_stays_apart() -> None:
+    r = _redactor([("Marta", "PERSON", "relation"), ("Arta", "PERSON", "ner")])
+    t = "Marta and Arta"
+    assert _placeholder(r, t, "Marta") != _placeholder(r, t, "Arta")
+
+
+def test_shop_named_after_a_relative_keeps_its_own_placeholder() -> None:
+    spans = [
+        ("Antonella", "PERSON", "relation"),
+        ("Nella", "PERSON", "relation"),
+        ("Forni Nella", "PERSON", "ner"),
+        ("etsy.com/shop/forninella", "URL", "pattern"),
+    ]
+    r = _redactor(spans)
+    t = "Nonna Antonella (Nella) bakes for Forni Nella"
+    shop = _placeholder(r, t, "Forni Nella")
+    assert shop.startswith("[ORGANIZATION_")
+    assert _placeholder(r, t, "Nella") == _placeholder(r, t, "Antonella") != shop
+
+
+def test_two_word_name_matching_a_handle_stays_a_person() -> None:
+    # the handle spells the person's own name, and no longer first name ends or begins its last word
+    r = _redactor(
+        [("Dara Quill", "PERSON", "ner"), ("Quill", "PERSON", "ner"), ("@daraquill", "HANDLE", "pattern")]
+    )
+    t = "Dara Quill and Quill"
+    assert _placeholder(r, t, "Dara Quill").startswith("[PERSON_")
