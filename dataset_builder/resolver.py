@@ -317,6 +317,11 @@ _QUOTED_INSIDE = re.compile(
 _BRACKET_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+\(\s*(?P<b>[^\W\d_][\w-]{1,20})\s*\)\s+(?P<c>[^\W\d_][\w-]+)"
 )
+#: A first name and a quoted or bracketed nickname right before a family name ("Jesusa 'Doña Chuy' ").
+_NICK_BEFORE = re.compile(
+    r"(?<![\w'])(?P<a>[^\W\d_][\w-]+)\s+(?:['\u2018\"\u201c][^'\u2019\"\u201d\n]{1,25}['\u2019\"\u201d]|"
+    r"\([^()\n]{1,25}\))\s+$"
+)
 #: The participant's own name in a memory: "user's name is …", "user's full name …", "my name is …".
 _USER_NAME = re.compile(
     r"\b(?:user(?:['\u2019]s)?|my)\s+(?:full\s+|real\s+|legal\s+|first\s+)?name\s+(?:is\s+)?$",
@@ -1158,6 +1163,13 @@ class ParticipantRedactor:
         if span.kind == "DATE":
             return generalize_date(span.text)
         key = _kind_key(span.kind, span.text)
+        nick = (
+            _NICK_BEFORE.search(text[: span.start]) if span.kind in _NAMED_KINDS and " " not in key else None
+        )
+        if nick is not None:  # "Jesusa 'Doña Chuy' Ramírez": the family name of the full name the texts tie
+            full = f"{_key(nick.group('a'))} {key}"
+            if ("PERSON", full) in self.surfaces.get(full, ()):
+                return self._placeholder("PERSON", full)
         if key not in self.surfaces and span.source == "gazetteer":
             key = self._uninflected(key)
         candidates = self.surfaces.get(key, set())

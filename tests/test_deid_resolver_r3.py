@@ -209,3 +209,17 @@ def test_two_word_name_matching_a_handle_stays_a_person() -> None:
     )
     t = "Dara Quill and Quill"
     assert _placeholder(r, t, "Dara Quill").startswith("[PERSON_")
+
+
+def test_family_name_after_a_quoted_nickname_is_the_tied_full_name() -> None:
+    spans = [("iria soto", "PERSON", "nickname"), ("carla soto", "PERSON", "ner"), ("Soto", "PERSON", "ner")]
+    r = _redactor(spans)
+    t = "my aunt Iria 'La Rubia' Soto came with carla soto"
+    full = _placeholder(r, t, "carla soto")
+    tied = _placeholder(r, "iria soto", "iria soto")
+    assert _placeholder(r, t, "Soto") == tied != full
+    t = "my aunt Iria (Rubia) Soto came"
+    assert _placeholder(r, t, "Soto") == tied
+    # without the nickname before it the family name of two full names stays its own
+    t = "we met Soto at the market"
+    assert _placeholder(r, t, "Soto") not in (tied, full)
