@@ -541,6 +541,8 @@ class ParticipantRedactor:
     units: set[tuple[str, str]] = field(default_factory=set)
     #: The participant's texts, accent-folded and lowercase, once each (see :meth:`note_text`).
     texts: set[str] = field(default_factory=set)
+    #: Person keys a word of address begins ("chechi lakshmi"), with the first name they hold.
+    _titled: dict[str, str] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
     _resolved: bool = False
 
@@ -573,6 +575,14 @@ class ParticipantRedactor:
         """Whole-word occurrences of the folded ``phrase`` in the participant's texts."""
         pattern = re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)")
         return sum(len(pattern.findall(text)) for text in self.texts)
+
+    def _addressed(self, key: str) -> bool:
+        """True when some text writes ``key`` after a greeting or a relation word ("dear X",
+        "my landlord is X")."""
+        pattern = re.compile(
+            rf"\b(?:(?:dear|hi|hello)\s+|(?:{RELATION_WORDS})\s+(?:is\s+)?){re.escape(key)}(?!\w)"
+        )
+        return any(pattern.search(text) for text in self.texts)
 
     def _written_as_place(self, key: str) -> bool:
         """True when some text writes ``key`` after a place preposition other than "at" ("in X",
@@ -648,8 +658,29 @@ class ParticipantRedactor:
             for piece in re.split(r"[^\w-]+", canonical(kind, key))
             if len(piece) >= 6
         }
+        cued_firsts = {k.split()[0] for kind, k in cued if kind == "PERSON" and " " in k}
+        cued_single = {k for kind, k in cued if kind == "PERSON" and " " not in k}
+        self._titled.clear()
         for (kind, key), surface in self.mentions.items():
             words = key.split()
+            if (
+                kind in ("ORGANIZATION", "LOCATION")
+                and (kind, key) not in cued
+                and 2 <= len(words) <= 3
+                and not set(words) & (_ORG_NOUNS | _BUSINESS_NOUNS | _PLACE_GENERIC | _NAME_PART_STOP)
+                and key not in place_names()
+                and not any(_function_word(w) for w in words)
+            ):
+                if len(words) == 2 and words[1] in cued_firsts and words[0] not in people | firsts | families:
+                    # "chechi lakshmi" NER called an organisation beside "lakshmi menon": a word of
+                    # address before her first name
+                    active.setdefault(("PERSON", key), surface)
+                    self._titled[key] = words[1]
+                    continue
+                if words[-1] in cued_single and self._addressed(key):
+                    # "Dear Opanin Kwaku Appiah" beside "mr appiah": the person, with a title
+                    active.setdefault(("PERSON", key), surface)
+                    continue
             if (
                 kind == "PERSON"
                 and (kind, key) not in cued
@@ -756,7 +787,7 @@ class ParticipantRedactor:
         # frau mair" holds only "mair")
         for key in people:
             tokens = canonical("PERSON", key).split()
-            if len(tokens) > 1:
+            if len(tokens) > 1 and key not in self._titled:
                 for token in tokens:
                     if token not in _NAME_PART_STOP and len(token) >= 2 and not _function_word(token):
                         parts[token].add(key)
@@ -1080,6 +1111,10 @@ class ParticipantRedactor:
             }
             if len(owners) == 1:
                 join(("PERSON", key), next(iter(owners)))
+        # "chechi lakshmi": a word of address and a first name, the person of that first name
+        for key, name in self._titled.items():
+            if ("PERSON", key) in self._active:
+                join(("PERSON", key), ("PERSON", name))
         # a family name that every full name holding it shares with one person, once nicknames and
         # spellings are joined ("Salinas" of "Alberto 'Beto' Salinas" and "Beto Salinas")
         for key in people:

@@ -223,3 +223,41 @@ def test_family_name_after_a_quoted_nickname_is_the_tied_full_name() -> None:
     # without the nickname before it the family name of two full names stays its own
     t = "we met Soto at the market"
     assert _placeholder(r, t, "Soto") not in (tied, full)
+
+
+# a person NER called an organisation, with a word of address or a title
+
+
+def test_word_of_address_before_a_known_first_name_is_that_person() -> None:
+    spans = [
+        ("amara okoye", "PERSON", "relation"),
+        ("Amara", "PERSON", "ner"),
+        ("didi amara", "ORGANIZATION", "ner"),
+    ]
+    r = _redactor(spans)
+    t = "didi amara is flying in; amara okoye is my sister; Amara cooks"
+    full = _placeholder(r, t, "amara okoye")
+    assert _placeholder(r, t, "didi amara", "ORGANIZATION") == full == _placeholder(r, t, "Amara")
+
+
+def test_another_persons_first_name_before_a_first_name_stays_apart() -> None:
+    spans = [
+        ("amara okoye", "PERSON", "relation"),
+        ("sunita rao", "PERSON", "relation"),
+        ("sunita amara", "ORGANIZATION", "ner"),
+    ]
+    r = _redactor(spans)
+    t = "sunita amara and amara okoye"
+    assert _placeholder(r, t, "sunita amara", "ORGANIZATION") != _placeholder(r, t, "amara okoye")
+
+
+def test_addressed_titled_name_ner_called_an_organisation_is_the_person() -> None:
+    spans = [("mr adjei", "PERSON", "relation"), ("nana kofi adjei", "ORGANIZATION", "ner")]
+    texts = ["my landlord is nana kofi adjei", "write to mr adjei about the pump"]
+    r = _redactor(spans, texts)
+    assert _placeholder(r, texts[0], "nana kofi adjei", "ORGANIZATION") == _placeholder(
+        r, texts[1], "mr adjei"
+    )
+    # never addressed nor tied by a relation word: NER's organisation stays an organisation
+    r = _redactor(spans, ["we bought it from nana kofi adjei", texts[1]])
+    assert _placeholder(r, texts[0], "nana kofi adjei", "ORGANIZATION").startswith("[ORGANIZATION_")
