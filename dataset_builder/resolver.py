@@ -129,6 +129,14 @@ _BUSINESS_NOUNS = frozenset(
     """bakery cafe café restaurant bar pub shop store studio salon kitchen market deli pharmacy garage
     workshop gym clinic agency farm hotel""".split()
 )
+#: Articles before a name in languages that write one before an institution ("el CESFAM …").
+_ARTICLES = ("el", "la", "los", "las", "le", "les", "il", "lo", "der", "die", "das", "het")
+#: First words of an institution's name that its short form leaves out ("Hôpital X" is "X").
+_INSTITUTION_FIRST = frozenset(
+    """hospital hopital hospitale ospedale klinik klinikum clinica clinique szpital universidad
+    universite universita universitat uniwersytet universidade colegio escuela ecole liceo lycee scuola
+    gymnasium banco banque banca""".split()
+)
 #: "Spider-Man", "Ant-Man", "Wonder-Woman": hyphenated titles, not people's names.
 _COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
 
@@ -696,6 +704,20 @@ class ParticipantRedactor:
             ):  # "Ceramiche Pina" beside etsy.com/shop/ceramichepina and "Pina": a shop named after her
                 active.setdefault(("ORGANIZATION", key), surface)
                 continue
+            if kind == "PERSON" and (kind, key) not in cued:
+                article = next(
+                    (
+                        k
+                        for k in ("ORGANIZATION", "LOCATION")
+                        for a in _ARTICLES
+                        if (k, f"{a} {key}") in self.mentions and (k, key) not in self.mentions
+                    ),
+                    None,
+                )
+                if article is not None and " " in key:
+                    # NER's person "cesfam placilla" beside its organisation "el CESFAM Placilla"
+                    active.setdefault((article, key), surface)
+                    continue
             if kind in _NAMED_KINDS and (kind, key) not in cued and re.search(r"\d", key):
                 if canonical("ID_NUMBER", key) in codes:
                     continue  # NER's place "LRK-4821" beside the plate an ID pattern found
@@ -834,6 +856,30 @@ class ParticipantRedactor:
                 and ("ORGANIZATION", " ".join(tokens[:-1])) not in self._active
             ):
                 self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
+        # "Hôpital Saint-Antoine" is also called "Saint-Antoine": drop a generic first noun (a name
+        # NER alone gave, never written as a place, no known town)
+        for key in by_kind["ORGANIZATION"]:
+            tokens = key.split()
+            if len(tokens) < 2 or tokens[0] not in _INSTITUTION_FIRST:
+                continue
+            rest = " ".join(tokens[1:])
+            for kind in ("LOCATION", "ORGANIZATION"):
+                if (
+                    (kind, rest) in self._active
+                    and (kind, rest) not in self.aliases
+                    and not self.evidence[(kind, rest)] & _CUED_SOURCES
+                    and rest not in place_names()
+                    and not self._written_as_place(rest)
+                ):
+                    self.aliases[(kind, rest)] = ("ORGANIZATION", key)
+        # "Obs" beside "Observatory": a one-word place that begins exactly one other, 3+ letters longer
+        places = [k for k in by_kind["LOCATION"] if re.fullmatch(r"[^\W\d_]+", k)]
+        for key in places:
+            if len(key) < 3 or ("LOCATION", key) in self.aliases:
+                continue
+            longer = [o for o in places if o.startswith(key) and len(o) >= len(key) + 3]
+            if len(longer) == 1 and key not in place_names():
+                self.aliases[("LOCATION", key)] = ("LOCATION", longer[0])
         self._join_acronyms(by_kind)
         self._join_spellings(by_kind)
         for kind, key in [*self._active, *self.aliases]:

@@ -31,7 +31,7 @@ def _redactor(spans: list[tuple[str, str, str]], texts: list[str] = ()) -> Parti
 def _placeholder(redactor: ParticipantRedactor, text: str, surface: str, kind: str = "PERSON") -> str:
     start = text.index(surface)
     out, applied = redactor.redact(text, [Entity(start, start + len(surface), kind, surface, "ner")])
-    return next(r for e, r in applied if e.start == start)
+    return next(r for e, r in applied if e.start < start + len(surface) and e.end > start)
 
 
 # the punctuation and salutation around a name
@@ -261,3 +261,54 @@ def test_addressed_titled_name_ner_called_an_organisation_is_the_person() -> Non
     # never addressed nor tied by a relation word: NER's organisation stays an organisation
     r = _redactor(spans, ["we bought it from nana kofi adjei", texts[1]])
     assert _placeholder(r, texts[0], "nana kofi adjei", "ORGANIZATION").startswith("[ORGANIZATION_")
+
+
+# an institution's article, generic first noun, and a place's short form
+
+
+def test_person_ner_named_beside_its_articled_organisation_is_that_organisation() -> None:
+    r = _redactor([("cesmar villalta", "PERSON", "ner"), ("el CESMAR Villalta", "ORGANIZATION", "ner")])
+    t = "trabajo en el CESMAR Villalta; user works at cesmar villalta"
+    assert _placeholder(r, t, "el CESMAR Villalta", "ORGANIZATION") == _placeholder(r, t, "cesmar villalta")
+
+
+def test_cued_person_beside_an_articled_organisation_stays_a_person() -> None:
+    r = _redactor([("rosa villalta", "PERSON", "relation"), ("la rosa villalta", "ORGANIZATION", "ner")])
+    assert _placeholder(r, "my aunt rosa villalta", "rosa villalta").startswith("[PERSON_")
+
+
+def test_institution_short_form_without_its_generic_first_noun() -> None:
+    texts = ["user is a nurse at hopital sainte-odile", "after a night at sainte-odile i sleep till noon"]
+    r = _redactor(
+        [("Hôpital Sainte-Odile", "ORGANIZATION", "jobcue"), ("Sainte-Odile", "LOCATION", "ner")], texts
+    )
+    assert _placeholder(r, texts[1], "sainte-odile", "LOCATION") == _placeholder(
+        r, texts[0], "hopital sainte-odile"
+    )
+    # written as a place ("in X"): the place keeps its own placeholder
+    texts = ["user is a nurse at hopital sainte-odile", "we live in sainte-odile"]
+    r = _redactor(
+        [("Hôpital Sainte-Odile", "ORGANIZATION", "jobcue"), ("Sainte-Odile", "LOCATION", "ner")], texts
+    )
+    assert _placeholder(r, texts[1], "sainte-odile", "LOCATION") != _placeholder(
+        r, texts[0], "hopital sainte-odile"
+    )
+
+
+def test_place_short_form_that_begins_one_longer_place() -> None:
+    r = _redactor([("Brackenvale", "LOCATION", "home"), ("Brack", "LOCATION", "ner")])
+    t = "Brack, as locals call Brackenvale where we live"
+    assert _placeholder(r, t, "Brack", "LOCATION") == _placeholder(r, t, "Brackenvale", "LOCATION")
+    # two longer places it could begin: apart
+    r = _redactor(
+        [
+            ("Brackenvale", "LOCATION", "home"),
+            ("Brackenhurst", "LOCATION", "ner"),
+            ("Brack", "LOCATION", "ner"),
+        ]
+    )
+    t = "Brack, Brackenvale and Brackenhurst"
+    assert _placeholder(r, t, "Brack", "LOCATION") not in (
+        _placeholder(r, t, "Brackenvale", "LOCATION"),
+        _placeholder(r, t, "Brackenhurst", "LOCATION"),
+    )
