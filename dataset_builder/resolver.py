@@ -1265,6 +1265,47 @@ class ParticipantRedactor:
             return None  # a country is no direct identifier (see :func:`country_names`)
         return self._placeholder(kind, key)
 
+    def _join_run_together(self, spans: list[Entity], text: str) -> list[Entity]:
+        """Two named spans that are one name: a capitalised word that never stands alone in the
+        participant's texts right after a name ("Kilimani Road Runners", "Region Skåne"), and two
+        words joined by "and"/"&" whose letters spell a web address's or handle's label ("Kappa and
+        Karimeen" beside "@kappakarimeen"). The joined span is an organisation when either is."""
+        if len(spans) < 2:
+            return spans
+        labels = {
+            piece
+            for kind, key in self.mentions
+            if kind in ("URL", "HANDLE", "EMAIL")
+            for piece in re.split(r"[^\w]+", canonical(kind, key))
+            if len(piece) >= 6
+        }
+        out = [spans[0]]
+        for span in spans[1:]:
+            prev = out[-1]
+            gap = text[prev.end : span.start]
+            joined = None
+            if prev.kind in _NAMED_KINDS and span.kind in _NAMED_KINDS:
+                whole = _key(text[prev.start : span.end])
+                letters = re.sub(r"[^\w]|\b(?:and|und|y|et|e)\b", "", _fold(text[prev.start : span.end]))
+                if re.fullmatch(r"\s+(?:and|&)\s+", gap, re.IGNORECASE) and letters in labels:
+                    joined = whole
+                elif (
+                    re.fullmatch(r" ", gap)
+                    and re.fullmatch(r"[^\W\d_][\w-]+", span.text)
+                    and span.text[:1].isupper() == prev.text[:1].isupper()
+                    and _key(span.text) not in place_names()
+                    and self.texts
+                    and self._count(_key(span.text)) == self._count(whole)
+                    and not self.evidence[(span.kind, _key(span.text))] & _CUED_SOURCES
+                ):
+                    joined = whole
+            if joined is None:
+                out.append(span)
+                continue
+            kind = "ORGANIZATION" if "ORGANIZATION" in (prev.kind, span.kind) else prev.kind
+            out[-1] = Entity(prev.start, span.end, kind, text[prev.start : span.end], prev.source)
+        return out
+
     def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[tuple[Entity, str]]]:
         """Replace ``entities`` plus every gazetteer surface in ``text``.
 
@@ -1286,7 +1327,9 @@ class ParticipantRedactor:
             ):
                 continue
             chosen.append(entity)
-        spans = [_with_house_number(span, text) for span in resolve_overlaps([*chosen, *gazetteer])]
+        spans = self._join_run_together(
+            [_with_house_number(span, text) for span in resolve_overlaps([*chosen, *gazetteer])], text
+        )
         pieces: list[str] = []
         applied: list[tuple[Entity, str]] = []
         cursor = 0

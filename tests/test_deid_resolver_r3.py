@@ -312,3 +312,60 @@ def test_place_short_form_that_begins_one_longer_place() -> None:
         _placeholder(r, t, "Brackenvale", "LOCATION"),
         _placeholder(r, t, "Brackenhurst", "LOCATION"),
     )
+
+
+# two spans that are one name
+
+
+def test_word_that_never_stands_alone_after_a_name_joins_it() -> None:
+    texts = ["user runs with Brackley Lane Striders on sundays", "we live near Brackley Lane"]
+    r = _redactor([("Brackley Lane", "LOCATION", "pattern"), ("Striders", "LOCATION", "ner")], texts)
+    t = texts[0]
+    a, b = t.index("Brackley Lane"), t.index("Striders")
+    out, applied = r.redact(
+        t,
+        [
+            Entity(a, a + 13, "LOCATION", "Brackley Lane", "pattern"),
+            Entity(b, b + 8, "LOCATION", "Striders", "ner"),
+        ],
+    )
+    assert [e.text for e, _ in applied] == ["Brackley Lane Striders"]
+    assert out.count("[") == 1
+
+
+def test_word_that_also_stands_alone_stays_its_own_span() -> None:
+    texts = ["user runs with Brackley Lane Striders on sundays", "the Striders meet at six"]
+    r = _redactor([("Brackley Lane", "LOCATION", "pattern"), ("Striders", "LOCATION", "ner")], texts)
+    t = texts[0]
+    a, b = t.index("Brackley Lane"), t.index("Striders")
+    _, applied = r.redact(
+        t,
+        [
+            Entity(a, a + 13, "LOCATION", "Brackley Lane", "pattern"),
+            Entity(b, b + 8, "LOCATION", "Striders", "ner"),
+        ],
+    )
+    assert [e.text for e, _ in applied] == ["Brackley Lane", "Striders"]
+
+
+def test_two_words_and_spelling_a_handle_are_one_organisation() -> None:
+    t = "my channel Pepper and Mango is growing"
+    r = _redactor(
+        [
+            ("Pepper", "ORGANIZATION", "ner"),
+            ("Mango", "PERSON", "ner"),
+            ("@peppermango", "HANDLE", "pattern"),
+        ],
+        [t],
+    )
+    a, b = t.index("Pepper"), t.index("Mango")
+    found = [Entity(a, a + 6, "ORGANIZATION", "Pepper", "ner"), Entity(b, b + 5, "PERSON", "Mango", "ner")]
+    out, applied = r.redact(t, found)
+    assert [(e.text, rep[:14]) for e, rep in applied] == [("Pepper and Mango", "[ORGANIZATION_")]
+    # no label they spell: two names
+    r = _redactor(
+        [("Pepper", "ORGANIZATION", "ner"), ("Mango", "PERSON", "ner"), ("@mangofan", "HANDLE", "pattern")],
+        [t],
+    )
+    _, applied = r.redact(t, found)
+    assert [e.text for e, _ in applied] == ["Pepper", "Mango"]
