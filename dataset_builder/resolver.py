@@ -1290,13 +1290,31 @@ class ParticipantRedactor:
                 if re.fullmatch(r"\s+(?:and|&)\s+", gap, re.IGNORECASE) and letters in labels:
                     joined = whole
                 elif (
-                    re.fullmatch(r" ", gap)
+                    (
+                        gap == " "
+                        or (  # "Przychodnia Zdrowie na Morenie": a short particle between two names
+                            re.fullmatch(r" [a-z]{1,3} ", gap)
+                            and gap.strip() in _NAME_PARTICLES | foreign_stop_words()
+                            and prev.kind == span.kind
+                        )
+                    )
                     and re.fullmatch(r"[^\W\d_][\w-]+", span.text)
                     and span.text[:1].isupper() == prev.text[:1].isupper()
                     and _key(span.text) not in place_names()
                     and self.texts
                     and self._count(_key(span.text)) == self._count(whole)
                     and not self.evidence[(span.kind, _key(span.text))] & _CUED_SOURCES
+                ):
+                    joined = whole
+                elif (  # "carmen gloria soto" found as "carmen gloria" and the family name "soto"
+                    gap == " "
+                    and prev.kind == span.kind == "PERSON"
+                    and " " not in _key(span.text)
+                    and span.text[:1].isupper() == prev.text[:1].isupper()
+                    and any(
+                        k == "PERSON" and len(o.split()) > 1 and o.split()[-1] == _key(span.text)
+                        for k, o in self._active
+                    )
                 ):
                     joined = whole
             if joined is None:
@@ -1410,7 +1428,7 @@ def _trim_run_on(entity: Entity, text: str) -> Entity:
     ("jordan lol"), a verb form ending in -s, -ed or -ing before a function word ("husband kunle
     handles the car", "from lecce living in bologna") or a word before an object pronoun ("my
     friend fatima link her NIN"). A family name stays ("kunle bakare says")."""
-    if entity.kind not in ("PERSON", "LOCATION"):
+    if entity.kind not in ("PERSON", "LOCATION", "ORGANIZATION"):
         return entity
     raw = text[entity.start : entity.end]
     words = list(re.finditer(r"\S+", raw))
@@ -1422,13 +1440,15 @@ def _trim_run_on(entity: Entity, text: str) -> Entity:
     nxt = re.match(r"\s+([\w']+)", after)
     verb = (
         len(last) >= 4
-        and re.search(r"(?:s|ed|ing)$", last)
+        and re.search(r"(?:ing)$" if entity.kind == "ORGANIZATION" else r"(?:s|ed|ing)$", last)
         and last.rstrip("s") not in _NAME_PARTICLES
         and nxt is not None
         and nxt.group(1).lower() in stops
     )
     if not last.islower() or not (last in _CHAT_WORDS or verb or _OBJECT_NEXT.match(after)):
         return entity
+    if entity.kind == "ORGANIZATION" and not verb:
+        return entity  # an organisation loses only a verb it ran on into ("from lecce living in …")
     if entity.kind == "PERSON" and not verb and last not in _CHAT_WORDS and len(words) > 2:
         return entity  # "give ana maria bello her keys": only a two-word span loses its last word
     end = entity.start + words[-2].end()

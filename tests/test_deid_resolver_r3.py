@@ -369,3 +369,43 @@ def test_two_words_and_spelling_a_handle_are_one_organisation() -> None:
     )
     _, applied = r.redact(t, found)
     assert [e.text for e, _ in applied] == ["Pepper", "Mango"]
+
+
+def test_short_particle_between_two_organisation_spans_that_never_stand_apart() -> None:
+    t = "my gp is at Poradnia Zdrowa na Wzgorzu"
+    r = _redactor([("Poradnia Zdrowa", "ORGANIZATION", "ner"), ("Wzgorzu", "ORGANIZATION", "ner")], [t])
+    a, b = t.index("Poradnia"), t.index("Wzgorzu")
+    found = [
+        Entity(a, a + 15, "ORGANIZATION", "Poradnia Zdrowa", "ner"),
+        Entity(b, b + 7, "ORGANIZATION", "Wzgorzu", "ner"),
+    ]
+    _, applied = r.redact(t, found)
+    assert [e.text for e, _ in applied] == ["Poradnia Zdrowa na Wzgorzu"]
+    # a place and an organisation ("X in Y") stay apart
+    t = "my gp is at Poradnia Zdrowa in Wzgorzu"
+    r = _redactor([("Poradnia Zdrowa", "ORGANIZATION", "ner"), ("Wzgorzu", "LOCATION", "ner")], [t])
+    b = t.index("Wzgorzu")
+    found = [
+        Entity(a, a + 15, "ORGANIZATION", "Poradnia Zdrowa", "ner"),
+        Entity(b, b + 7, "LOCATION", "Wzgorzu", "ner"),
+    ]
+    _, applied = r.redact(t, found)
+    assert len(applied) == 2
+
+
+def test_first_names_and_a_known_family_name_one_space_apart_are_one_person() -> None:
+    t = "user's aunt is rosa amelia duarte; her niece is lucia maria duarte"
+    r = _redactor([("rosa amelia", "PERSON", "ner"), ("lucia maria duarte", "PERSON", "relation")], [t])
+    a = t.index("rosa amelia")
+    b = t.index("duarte")
+    found = [Entity(a, a + 11, "PERSON", "rosa amelia", "ner"), Entity(b, b + 6, "PERSON", "duarte", "ner")]
+    out, applied = r.redact(t[: b + 6], found)
+    assert [e.text for e, _ in applied] == ["rosa amelia duarte"]
+    assert applied[0][1] != _placeholder(r, t, "lucia maria duarte")
+
+
+def test_organisation_span_loses_a_run_on_ing_verb_only() -> None:
+    t = "from vellora living in turin"
+    assert _trim_run_on(_e(t, "vellora living", "ORGANIZATION"), t).text == "vellora"
+    t = "user runs with vellora road runners every week"
+    assert _trim_run_on(_e(t, "vellora road runners", "ORGANIZATION"), t).text == "vellora road runners"
