@@ -1157,6 +1157,37 @@ class ParticipantRedactor:
             }
             if len(owners) == 1:
                 join(("PERSON", key), next(iter(owners)))
+        # "kupic gosi" in lowercase writing: NER's two-word person whose one word is a known name or its
+        # inflected form ("gosi" of "gosia") and whose other word no text writes anywhere else
+        singles = {key for key in people if " " not in key and len(key) >= 4}
+        for key in people:
+            tokens = key.split()
+            surface = self.mentions.get(("PERSON", key), "")
+            if (
+                len(tokens) != 2
+                or not surface.islower()
+                or self.evidence[("PERSON", key)] & _CUED_SOURCES
+                or root(("PERSON", key)) != ("PERSON", key)
+                or not self.texts
+            ):
+                continue
+            for i, word in enumerate(tokens):
+                other = tokens[1 - i]
+                names = {
+                    k
+                    for k in singles
+                    if k != word
+                    and k[:-1] == word[: len(k) - 1]
+                    and re.fullmatch(r"[aeiouyąęó]", k[-1])
+                    and re.fullmatch(r"[iyeu]?", word[len(k) - 1 :])
+                }
+                if (
+                    len(names) == 1
+                    and not any(other in o.split() for o in people if o != key)
+                    and self._count(other) == self._count(key)
+                ):
+                    join(("PERSON", key), ("PERSON", next(iter(names))))
+                    break
         # "chechi lakshmi": a word of address and a first name, the person of that first name
         for key, name in self._titled.items():
             if ("PERSON", key) in self._active:

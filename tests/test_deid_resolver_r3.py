@@ -409,3 +409,17 @@ def test_organisation_span_loses_a_run_on_ing_verb_only() -> None:
     assert _trim_run_on(_e(t, "vellora living", "ORGANIZATION"), t).text == "vellora"
     t = "user runs with vellora road runners every week"
     assert _trim_run_on(_e(t, "vellora road runners", "ORGANIZATION"), t).text == "vellora road runners"
+
+
+def test_run_on_person_span_with_an_inflected_known_name_is_that_person() -> None:
+    texts = ["co kupic hani na imieniny??", "user's sister is hanna lis (hania)", "hania loves tea"]
+    spans = [("hanna lis", "PERSON", "relation"), ("hania", "PERSON", "ner"), ("kupic hani", "PERSON", "ner")]
+    r = _redactor(spans, texts)
+    assert _placeholder(r, texts[0], "kupic hani") == _placeholder(r, texts[2], "hania")
+
+
+def test_run_on_span_whose_other_word_is_written_elsewhere_stays_apart() -> None:
+    texts = ["co kupic hani na imieniny??", "hania loves tea", "kupic chleb"]
+    spans = [("hania", "PERSON", "ner"), ("kupic hani", "PERSON", "ner")]
+    r = _redactor(spans, texts)
+    assert _placeholder(r, texts[0], "kupic hani") != _placeholder(r, texts[1], "hania")
