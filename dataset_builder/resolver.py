@@ -3,8 +3,11 @@
 :class:`ParticipantRedactor` learns every identifier surface a participant's records hold, with the
 detectors that named it (context-cued evidence outweighs a named-entity model's label), joins the
 mentions of one entity (first, full and short names; accents, hyphens and case; nicknames the texts
-tie to a name, :func:`tied_names`; an organisation and its short form; a street and its numbered
-address or flat number; a place and its inflected form or code), keeps a person and a place that
+tie to a name, :func:`tied_names`; a name after a salutation, a title or a word of address; a
+short form that begins or ends a first name; an organisation and its short form, with or without a
+generic first noun; a shop named after a person apart from her; a street and its numbered address
+or flat number; a place and its inflected form, code or short form), cuts "X's sister Y" into its
+two people (:func:`possessive_pieces`), joins two spans that are one name, keeps a person and a place that
 share a name apart, redacts an organisation that holds another entity piece by piece ("[ORG]
 [PLACE]"), and replaces every mention with one placeholder. ``_combine`` merges pattern, cue and NER
 spans for one text; ``_plausible_name`` drops name-shaped spans that are everyday words or public
