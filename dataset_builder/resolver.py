@@ -132,7 +132,7 @@ _BUSINESS_NOUNS = frozenset(
     """bakery cafe café restaurant bar pub shop store studio salon kitchen market deli pharmacy garage
     workshop gym clinic agency farm hotel""".split()
 )
-#: Articles before a name in languages that write one before an institution ("el CESFAM …").
+#: Articles before a name in languages that write one before an institution ("el CESMAR …").
 _ARTICLES = ("el", "la", "los", "las", "le", "les", "il", "lo", "der", "die", "das", "het")
 #: First words of an institution's name that its short form leaves out ("Hôpital X" is "X").
 _INSTITUTION_FIRST = frozenset(
@@ -296,7 +296,7 @@ def canonical(kind: str, key: str) -> str:
             tokens[-1] = _STREET_ABBREVIATIONS.get(tokens[-1].rstrip("."), tokens[-1])
         return " ".join(tokens)
     if kind == "PERSON":
-        key = _TITLE_WORD.sub("", _SALUTATION.sub("", key))  # "sehr geehrte frau mair"
+        key = _TITLE_WORD.sub("", _SALUTATION.sub("", key))  # "sehr geehrte frau brandt"
         key = _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
         relation = re.match(rf"(?:{RELATION_WORDS})\s+(?=\S)", key)
         return key[relation.end() :] if relation else key  # "mum birgit"
@@ -324,7 +324,7 @@ _QUOTED_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+['\u2018\"\u201c](?P<b>[^\W\d_][\w -]{1,20}?)['\u2019\"\u201d]\s+"
     r"(?P<c>[^\W\d_][\w-]+)"
 )
-#: A bracketed word between two words of a name ("josef (sepp) kofler").
+#: A bracketed word between two words of a name ("anselm (selmi) grubauer").
 _BRACKET_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+\(\s*(?P<b>[^\W\d_][\w-]{1,20})\s*\)\s+(?P<c>[^\W\d_][\w-]+)"
 )
@@ -411,7 +411,7 @@ def tied_names(
         bracket = re.match(r"\s*\(\s*", after)
         inner = nickname(person.end + bracket.end(), strict=True) if bracket else ""
         first = _key(person.text).split()[:1]
-        short = (  # "anupama nair (anu)" that NER called an organisation: the short form of its first name
+        short = (  # "ravindra kaul (ravi)" that NER called an organisation: the short form of its first name
             person.kind != "PERSON"
             and len(_key(person.text).split()) > 1
             and len(inner) >= 3
@@ -445,7 +445,9 @@ def tied_names(
             nick = _key(m.group("b"))
             if nick and not any(_function_word(w) for w in nick.split()):
                 tie(nick, _key(f"{m.group('a')} {m.group('c')}"))
-    for m in _BRACKET_INSIDE.finditer(text):  # "josef (sepp) kofler": a first name, a nickname, a family name
+    for m in _BRACKET_INSIDE.finditer(
+        text
+    ):  # "anselm (selmi) grubauer": a first name, a nickname, a family name
         a = next((e for e in named if e.start <= m.start("a") < e.end), None)
         c = next((e for e in named if e.start < m.end("c") <= e.end), None)
         nick = _key(m.group("b"))
@@ -473,8 +475,8 @@ def tied_names(
     return pairs
 
 
-#: A person's span that is a possessive relation phrase: "abena's sister", "abena's sister efua
-#: asante" (the owner, the relation word, the relative's own name).
+#: A person's span that is a possessive relation phrase: "tola's sister", "tola's sister ngozi
+#: adebayo" (the owner, the relation word, the relative's own name).
 _POSSESSIVE_RELATION = re.compile(
     rf"^(?P<owner>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?)['\u2019]s\s+(?:{RELATION_WORDS})"
     rf"(?:\s+(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){{0,2}}))?$",
@@ -552,7 +554,7 @@ class ParticipantRedactor:
     units: set[tuple[str, str]] = field(default_factory=set)
     #: The participant's texts, accent-folded and lowercase, once each (see :meth:`note_text`).
     texts: set[str] = field(default_factory=set)
-    #: Person keys a word of address begins ("chechi lakshmi"), with the first name they hold.
+    #: Person keys a word of address begins ("didi amara"), with the first name they hold.
     _titled: dict[str, str] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
     _resolved: bool = False
@@ -683,13 +685,13 @@ class ParticipantRedactor:
                 and not any(_function_word(w) for w in words)
             ):
                 if len(words) == 2 and words[1] in cued_firsts and words[0] not in people | firsts | families:
-                    # "chechi lakshmi" NER called an organisation beside "lakshmi menon": a word of
+                    # "didi amara" NER called an organisation beside "amara okoye": a word of
                     # address before her first name
                     active.setdefault(("PERSON", key), surface)
                     self._titled[key] = words[1]
                     continue
                 if words[-1] in cued_single and self._addressed(key):
-                    # "Dear Opanin Kwaku Appiah" beside "mr appiah": the person, with a title
+                    # "Dear Nana Kofi Adjei" beside "mr adjei": the person, with a title
                     active.setdefault(("PERSON", key), surface)
                     continue
             if (
@@ -700,11 +702,11 @@ class ParticipantRedactor:
                 and words[1] in people
                 and words[0] not in people
                 and not any(t[0] == words[0] and t != words for t in full_names)
-                and any(  # her short name, whose full first name the texts also write ("Giuseppina")
+                and any(  # her short name, whose full first name the texts also write ("Antonella")
                     len(n) >= len(words[1]) + 2 and (n.startswith(words[1]) or n.endswith(words[1]))
                     for n in people | firsts
                 )
-            ):  # "Ceramiche Pina" beside etsy.com/shop/ceramichepina and "Pina": a shop named after her
+            ):  # "Forni Nella" beside etsy.com/shop/forninella and "Nella": a shop named after her
                 active.setdefault(("ORGANIZATION", key), surface)
                 continue
             if kind == "PERSON" and (kind, key) not in cued:
@@ -718,7 +720,7 @@ class ParticipantRedactor:
                     None,
                 )
                 if article is not None and " " in key:
-                    # NER's person "cesfam placilla" beside its organisation "el CESFAM Placilla"
+                    # NER's person "cesmar villalta" beside its organisation "el CESMAR Villalta"
                     active.setdefault((article, key), surface)
                     continue
             if kind in _NAMED_KINDS and (kind, key) not in cued and re.search(r"\d", key):
@@ -776,7 +778,7 @@ class ParticipantRedactor:
                         and key not in self.placed
                         and any(o.startswith(f"{key} ") for o in org_keys)
                     )
-                    or (  # "kitanoya" beside "kitanoya bakery", both NER's alone, never written as a place
+                    or (  # "vendramo" beside "vendramo bakery", both NER's alone, never written as a place
                         " " not in key
                         and key not in place_names()
                         and not self._written_as_place(key)
@@ -809,7 +811,7 @@ class ParticipantRedactor:
         people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
         parts: dict[str, set[str]] = defaultdict(set)
         # (a name after a salutation, a title or an honorific counts by its name alone: "sehr geehrte
-        # frau mair" holds only "mair")
+        # frau brandt" holds only "brandt")
         for key in people:
             tokens = canonical("PERSON", key).split()
             if len(tokens) > 1 and key not in self._titled:
@@ -859,7 +861,7 @@ class ParticipantRedactor:
                 and ("ORGANIZATION", " ".join(tokens[:-1])) not in self._active
             ):
                 self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
-        # "Hôpital Saint-Antoine" is also called "Saint-Antoine": drop a generic first noun (a name
+        # "Hôpital Sainte-Odile" is also called "Sainte-Odile": drop a generic first noun (a name
         # NER alone gave, never written as a place, no known town)
         for key in by_kind["ORGANIZATION"]:
             tokens = key.split()
@@ -875,7 +877,7 @@ class ParticipantRedactor:
                     and not self._written_as_place(rest)
                 ):
                     self.aliases[(kind, rest)] = ("ORGANIZATION", key)
-        # "Obs" beside "Observatory": a one-word place that begins exactly one other, 3+ letters longer
+        # "Brack" beside "Brackenvale": a one-word place that begins exactly one other, 3+ letters longer
         places = [k for k in by_kind["LOCATION"] if re.fullmatch(r"[^\W\d_]+", k)]
         for key in places:
             if len(key) < 3 or ("LOCATION", key) in self.aliases:
@@ -1160,8 +1162,8 @@ class ParticipantRedactor:
             }
             if len(owners) == 1:
                 join(("PERSON", key), next(iter(owners)))
-        # "kupic gosi" in lowercase writing: NER's two-word person whose one word is a known name or its
-        # inflected form ("gosi" of "gosia") and whose other word no text writes anywhere else
+        # "kupic hani" in lowercase writing: NER's two-word person whose one word is the inflected
+        # form of a known name ("hani" of "hania") and whose other word no text writes anywhere else
         singles = {key for key in people if " " not in key and len(key) >= 4}
         for key in people:
             tokens = key.split()
@@ -1191,7 +1193,7 @@ class ParticipantRedactor:
                 ):
                     join(("PERSON", key), ("PERSON", next(iter(names))))
                     break
-        # "chechi lakshmi": a word of address and a first name, the person of that first name
+        # "didi amara": a word of address and a first name, the person of that first name
         for key, name in self._titled.items():
             if ("PERSON", key) in self._active:
                 join(("PERSON", key), ("PERSON", name))
@@ -1301,9 +1303,9 @@ class ParticipantRedactor:
 
     def _join_run_together(self, spans: list[Entity], text: str) -> list[Entity]:
         """Two named spans that are one name: a capitalised word that never stands alone in the
-        participant's texts right after a name ("Kilimani Road Runners", "Region Skåne"), and two
-        words joined by "and"/"&" whose letters spell a web address's or handle's label ("Kappa and
-        Karimeen" beside "@kappakarimeen"). The joined span is an organisation when either is."""
+        participant's texts right after a name ("Brackley Lane Striders", "Provincia Vellora"), and
+        two words joined by "and"/"&" whose letters spell a web address's or handle's label ("Pepper
+        and Mango" beside "@peppermango"). The joined span is an organisation when either is."""
         if len(spans) < 2:
             return spans
         labels = {
@@ -1326,7 +1328,7 @@ class ParticipantRedactor:
                 elif (
                     (
                         gap == " "
-                        or (  # "Przychodnia Zdrowie na Morenie": a short particle between two names
+                        or (  # "Poradnia Zdrowa na Wzgorzu": a short particle between two names
                             re.fullmatch(r" [a-z]{1,3} ", gap)
                             and gap.strip() in _NAME_PARTICLES | foreign_stop_words()
                             and prev.kind == span.kind
@@ -1340,7 +1342,7 @@ class ParticipantRedactor:
                     and not self.evidence[(span.kind, _key(span.text))] & _CUED_SOURCES
                 ):
                     joined = whole
-                elif (  # "carmen gloria soto" found as "carmen gloria" and the family name "soto"
+                elif (  # "rosa amelia duarte" found as "rosa amelia" and the family name "duarte"
                     gap == " "
                     and prev.kind == span.kind == "PERSON"
                     and " " not in _key(span.text)
@@ -1482,7 +1484,7 @@ def _trim_run_on(entity: Entity, text: str) -> Entity:
     if not last.islower() or not (last in _CHAT_WORDS or verb or _OBJECT_NEXT.match(after)):
         return entity
     if entity.kind == "ORGANIZATION" and not verb:
-        return entity  # an organisation loses only a verb it ran on into ("from lecce living in …")
+        return entity  # an organisation loses only a verb it ran on into ("from vellora living in …")
     if entity.kind == "PERSON" and not verb and last not in _CHAT_WORDS and len(words) > 2:
         return entity  # "give ana maria bello her keys": only a two-word span loses its last word
     end = entity.start + words[-2].end()
@@ -1567,7 +1569,7 @@ _QUOTE_BREAK = re.compile(
 )
 _RELATION_WORD = re.compile(rf"(?:{RELATION_WORDS})")
 #: Possessive determiners ("my", "mi", "ma", "mein", "moja"): before a lowercase noun and a name,
-#: the noun is the relation ("mi novio nico").
+#: the noun is the relation ("mi novio tomi").
 _POSSESSIVE_DETERMINERS = frozenset(
     """my our your his her their mi mis nuestra nuestro mes notre meu minha meus minhas teu tua mein
     meine meinem meinen meiner dein deine unser unsere mio miei mie moja moj moje mój mijn mijne onze
@@ -1637,7 +1639,7 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
             and bare[first] in _POSSESSIVE_DETERMINERS
             and words[first + 1].group(0).islower()
         ):
-            first += 2  # "mi novio nico", "ma copine léa": a possessive and the relation noun after it
+            first += 2  # "mi novio tomi", "meine freundin lotte": a possessive and the relation noun after it
         while (
             entity.kind == "PERSON"
             and first < keep - 1
