@@ -328,6 +328,11 @@ _QUOTED_INSIDE = re.compile(
 _BRACKET_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+\(\s*(?P<b>[^\W\d_][\w-]{1,20})\s*\)\s+(?P<c>[^\W\d_][\w-]+)"
 )
+#: A capitalised word right before a span, after a comma, a bracket or a lowercase word (no
+#: sentence's first word): "Danke, Tomas" of "Danke, Tomas Brandt".
+_WORD_BEFORE = re.compile(
+    r"(?:[,;:(]\s*|[a-z\u00df-\u024f]\s)(?P<w>[A-Z\u00c0-\u00de][a-z\u00df-\u024f]{2,})\s$"
+)
 #: A first name and a quoted or bracketed nickname right before a family name ("Jesusa 'Doña Chuy' ").
 _NICK_BEFORE = re.compile(
     r"(?<![\w'])(?P<a>[^\W\d_][\w-]+)\s+(?:['\u2018\"\u201c][^'\u2019\"\u201d\n]{1,25}['\u2019\"\u201d]|"
@@ -1301,6 +1306,41 @@ class ParticipantRedactor:
             return None  # a country is no direct identifier (see :func:`country_names`)
         return self._placeholder(kind, key)
 
+    def _with_first_name(self, spans: list[Entity], text: str) -> list[Entity]:
+        """A known family name found alone takes the capitalised word right before it that no
+        sentence starts with, no span holds and no function word, title or greeting is ("Danke,
+        Tomas Brandt" beside the full name "hannelore brandt"): the first name the recognizers
+        missed, one person of its own."""
+        families = {
+            o.split()[-1] for k, o in [*self._active, *self.aliases.values()] if k == "PERSON" and " " in o
+        }
+        stops = foreign_stop_words() | _stop_words()
+        out: list[Entity] = []
+        for span in spans:
+            m = _WORD_BEFORE.search(text[: span.start])
+            word = m.group("w") if m else ""
+            if (
+                span.kind == "PERSON"
+                and m is not None
+                and " " not in _key(span.text)
+                and _key(span.text) in families
+                and span.text[:1].isupper()
+                and not (out and out[-1].end > m.start("w"))
+                and _fold(word) not in stops
+                and not _HONORIFIC_BEFORE.match(_fold(word) + " ")
+                and not _SALUTATION.match(_fold(word) + " ")
+                and not _TITLE_WORD.match(_fold(word) + " ")
+                and not _SIGN_OFF.search(word)
+                and not re.fullmatch(rf"(?:{RELATION_WORDS})", _fold(word))
+                and not {k for k, _ in self.surfaces.get(_fold(word), ())} - {"PERSON"}
+                and _fold(word) not in place_names()
+            ):
+                start = m.start("w")
+                out.append(Entity(start, span.end, "PERSON", text[start : span.end], span.source))
+                continue
+            out.append(span)
+        return out
+
     def _join_run_together(self, spans: list[Entity], text: str) -> list[Entity]:
         """Two named spans that are one name: a capitalised word that never stands alone in the
         participant's texts right after a name ("Brackley Lane Striders", "Provincia Vellora"), and
@@ -1382,7 +1422,10 @@ class ParticipantRedactor:
                 continue
             chosen.append(entity)
         spans = self._join_run_together(
-            [_with_house_number(span, text) for span in resolve_overlaps([*chosen, *gazetteer])], text
+            self._with_first_name(
+                [_with_house_number(span, text) for span in resolve_overlaps([*chosen, *gazetteer])], text
+            ),
+            text,
         )
         pieces: list[str] = []
         applied: list[tuple[Entity, str]] = []

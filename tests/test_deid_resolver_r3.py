@@ -423,3 +423,27 @@ def test_run_on_span_whose_other_word_is_written_elsewhere_stays_apart() -> None
     spans = [("hania", "PERSON", "ner"), ("kupic hani", "PERSON", "ner")]
     r = _redactor(spans, texts)
     assert _placeholder(r, texts[0], "kupic hani") != _placeholder(r, texts[1], "hania")
+
+
+# a first name the recognizers missed before a known family name
+
+
+def _brandt() -> ParticipantRedactor:
+    return _redactor([("hannelore brandt", "PERSON", "relation"), ("Brandt", "PERSON", "ner")])
+
+
+def test_capitalised_word_before_a_known_family_name_is_its_first_name() -> None:
+    t = "Please call me back. Danke, Tomas Brandt"
+    b = t.index("Brandt")
+    r = _brandt()
+    out, applied = r.redact(t, [Entity(b, b + 6, "PERSON", "Brandt", "ner")])
+    assert [e.text for e, _ in applied] == ["Tomas Brandt"]
+    assert out == f"Please call me back. Danke, {applied[0][1]}"
+    assert applied[0][1] != _placeholder(r, "hannelore brandt", "hannelore brandt")
+
+
+def test_sentence_start_title_and_function_word_before_a_family_name_stay() -> None:
+    for t in ["Yesterday Brandt called.", "I wrote to Frau Brandt today.", "a note for The Brandt"]:
+        b = t.index("Brandt")
+        out, _ = _brandt().redact(t, [Entity(b, b + 6, "PERSON", "Brandt", "ner")])
+        assert out == t.replace("Brandt", "[PERSON_1]"), t
