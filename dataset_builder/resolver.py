@@ -329,9 +329,9 @@ _BRACKET_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+\(\s*(?P<b>[^\W\d_][\w-]{1,20})\s*\)\s+(?P<c>[^\W\d_][\w-]+)"
 )
 #: A capitalised word right before a span, after a comma, a bracket or a lowercase word (no
-#: sentence's first word): "Danke, Tomas" of "Danke, Tomas Brandt".
+#: sentence's first word, no word of a capitalised title): "Danke, Tomas" of "Danke, Tomas Brandt".
 _WORD_BEFORE = re.compile(
-    r"(?:[,;:(]\s*|[a-z\u00df-\u024f]\s)(?P<w>[A-Z\u00c0-\u00de][a-z\u00df-\u024f]{2,})\s$"
+    r"(?:[,;:(]\s*|(?<![^\W\d_])[a-z\u00df-\u024f]+\s)(?P<w>[A-Z\u00c0-\u00de][a-z\u00df-\u024f]{2,})\s$"
 )
 #: A first name and a quoted or bracketed nickname right before a family name ("Jesusa 'Doña Chuy' ").
 _NICK_BEFORE = re.compile(

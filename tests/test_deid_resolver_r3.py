@@ -447,3 +447,10 @@ def test_sentence_start_title_and_function_word_before_a_family_name_stay() -> N
         b = t.index("Brandt")
         out, _ = _brandt().redact(t, [Entity(b, b + 6, "PERSON", "Brandt", "ner")])
         assert out == t.replace("Brandt", "[PERSON_1]"), t
+
+
+def test_word_after_a_capitalised_word_is_no_missed_first_name() -> None:
+    t = 'click "Open Portal Brandt" under Links'
+    b = t.index("Brandt")
+    out, _ = _brandt().redact(t, [Entity(b, b + 6, "PERSON", "Brandt", "ner")])
+    assert out == t.replace("Brandt", "[PERSON_1]")
