@@ -1382,6 +1382,18 @@ class ParticipantRedactor:
                     and not self.evidence[(span.kind, _key(span.text))] & _CUED_SOURCES
                 ):
                     joined = whole
+                elif (  # "Les Mills Taranaki St" found as "Les" and a street: a word never written alone
+                    gap == " "
+                    and prev.kind == "ORGANIZATION"
+                    and re.fullmatch(r"[^\W\d_][\w-]+", prev.text)
+                    and len(span.text.split()) > 1
+                    and prev.text[:1].isupper()
+                    and _key(prev.text) not in place_names()
+                    and self.texts
+                    and self._count(_key(prev.text)) == self._count(whole)
+                    and not self.evidence[(prev.kind, _key(prev.text))] & _CUED_SOURCES
+                ):
+                    joined = whole
                 elif (  # "rosa amelia duarte" found as "rosa amelia" and the family name "duarte"
                     gap == " "
                     and prev.kind == span.kind == "PERSON"

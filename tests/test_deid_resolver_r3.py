@@ -454,3 +454,21 @@ def test_word_after_a_capitalised_word_is_no_missed_first_name() -> None:
     b = t.index("Brandt")
     out, _ = _brandt().redact(t, [Entity(b, b + 6, "PERSON", "Brandt", "ner")])
     assert out == t.replace("Brandt", "[PERSON_1]")
+
+
+def test_organisation_word_never_written_alone_before_a_street_joins_it() -> None:
+    t = "call Fen Harlow Quay St to freeze my gym card"
+    r = _redactor([("Fen", "ORGANIZATION", "ner"), ("Harlow Quay St", "LOCATION", "pattern")], [t])
+    a, b = t.index("Fen"), t.index("Harlow")
+    found = [
+        Entity(a, a + 3, "ORGANIZATION", "Fen", "ner"),
+        Entity(b, b + 14, "LOCATION", "Harlow Quay St", "pattern"),
+    ]
+    _, applied = r.redact(t, found)
+    assert [(e.text, rep[:14]) for e, rep in applied] == [("Fen Harlow Quay St", "[ORGANIZATION_")]
+    # the organisation also written on its own: two spans
+    r = _redactor(
+        [("Fen", "ORGANIZATION", "ner"), ("Harlow Quay St", "LOCATION", "pattern")], [t, "Fen is open late"]
+    )
+    _, applied = r.redact(t, found)
+    assert [e.text for e, _ in applied] == ["Fen", "Harlow Quay St"]
