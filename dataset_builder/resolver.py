@@ -3,8 +3,11 @@
 :class:`ParticipantRedactor` learns every identifier surface a participant's records hold, with the
 detectors that named it (context-cued evidence outweighs a named-entity model's label), joins the
 mentions of one entity (first, full and short names; accents, hyphens and case; nicknames the texts
-tie to a name, :func:`tied_names`; an organisation and its short form; a street and its numbered
-address or flat number; a place and its inflected form or code), keeps a person and a place that
+tie to a name, :func:`tied_names`; a name after a salutation, a title or a word of address; a
+short form that begins or ends a first name; an organisation and its short form, with or without a
+generic first noun; a shop named after a person apart from her; a street and its numbered address
+or flat number; a place and its inflected form, code or short form), cuts "X's sister Y" into its
+two people (:func:`possessive_pieces`), joins two spans that are one name, keeps a person and a place that
 share a name apart, redacts an organisation that holds another entity piece by piece ("[ORG]
 [PLACE]"), and replaces every mention with one placeholder. ``_combine`` merges pattern, cue and NER
 spans for one text; ``_plausible_name`` drops name-shaped spans that are everyday words or public
@@ -33,7 +36,7 @@ from .detectors import (
 from .entity_cues import _DETERMINER_BEFORE
 from .public import anchored_place, country_names, trip_destination
 
-__all__ = ["ParticipantRedactor", "canonical", "tied_names", "user_names"]
+__all__ = ["ParticipantRedactor", "canonical", "possessive_pieces", "tied_names", "user_names"]
 
 _NAMED_KINDS = frozenset({"PERSON", "ORGANIZATION", "LOCATION"})
 #: Detectors whose label rests on a context cue, a format or the profile (not on NER alone).
@@ -124,6 +127,19 @@ _ORG_NOUNS = frozenset(
     """hospital school college university bank clinic surgery practice centre center group ltd inc plc
     co""".split()
 )
+#: Last words of a business's name ("Kasama Bakery", "Lindo Café"): what it sells or does.
+_BUSINESS_NOUNS = frozenset(
+    """bakery cafe café restaurant bar pub shop store studio salon kitchen market deli pharmacy garage
+    workshop gym clinic agency farm hotel""".split()
+)
+#: Articles before a name in languages that write one before an institution ("el CESMAR …").
+_ARTICLES = ("el", "la", "los", "las", "le", "les", "il", "lo", "der", "die", "das", "het")
+#: First words of an institution's name that its short form leaves out ("Hôpital X" is "X").
+_INSTITUTION_FIRST = frozenset(
+    """hospital hopital hospitale ospedale klinik klinikum clinica clinique szpital universidad
+    universite universita universitat uniwersytet universidade colegio escuela ecole liceo lycee scuola
+    gymnasium banco banque banca""".split()
+)
 #: "Spider-Man", "Ant-Man", "Wonder-Woman": hyphenated titles, not people's names.
 _COMPOUND_TITLE = re.compile(r"-(?:Man|Men|Woman|Women|Girl|Boy|Verse)$")
 
@@ -191,7 +207,7 @@ def _function_word(token: str) -> bool:
 
 def _key(text: str) -> str:
     """Normal form of an identifier surface: accents folded, lowercase, no "the"/title/possessive."""
-    key = re.sub(r"\s+", " ", _fold(text).strip(" .,;:'\"()"))
+    key = re.sub(r"\s+", " ", _fold(text).strip(" .,;:'\"()\u00a1\u00bf!?"))
     key = re.sub(r"^(?:the|dr|mr|mrs|ms|prof)\.?\s+", "", key)
     return re.sub(r"['\u2019]s$", "", key)
 
@@ -235,6 +251,16 @@ _HONORIFIC_BEFORE = re.compile(
 )
 
 
+#: The opening words of a letter before the addressee's name ("Dear Mr Okafor", "Sehr geehrte Frau
+#: Lindqvist", "Querida Tía Rosa", "Szanowna Pani Kowalska").
+_SALUTATION = re.compile(
+    r"^(?:dear(?:est)?|hi|hello|hey|hallo|sehr\s+geehrter?|liebe[rs]?|lieber|geachte|beste|querid[oa]s?|"
+    r"estimad[oa]s?|chere|cheres|prezad[oa]|szanown[ya]|drog[ia]|"
+    r"kaere|kære|hej|bonjour|hola|ola|oi|ciao)\s+(?=\S)"
+)
+_TITLE_WORD = re.compile(r"^(?:pani|pan|mr|mrs|ms|dr|prof)\.?\s+(?=\S)")
+
+
 def canonical(kind: str, key: str) -> str:
     """One form for the spellings of one identifier: a phone's last eight digits ("+353 87 123 4567"
     and "087 123 4567"), a URL without scheme, "www." or final slash, a de-obfuscated e-mail, an ID
@@ -270,6 +296,7 @@ def canonical(kind: str, key: str) -> str:
             tokens[-1] = _STREET_ABBREVIATIONS.get(tokens[-1].rstrip("."), tokens[-1])
         return " ".join(tokens)
     if kind == "PERSON":
+        key = _TITLE_WORD.sub("", _SALUTATION.sub("", key))  # "sehr geehrte frau brandt"
         key = _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
         relation = re.match(rf"(?:{RELATION_WORDS})\s+(?=\S)", key)
         return key[relation.end() :] if relation else key  # "mum birgit"
@@ -296,6 +323,20 @@ _SIGN_OFF = re.compile(
 _QUOTED_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+['\u2018\"\u201c](?P<b>[^\W\d_][\w -]{1,20}?)['\u2019\"\u201d]\s+"
     r"(?P<c>[^\W\d_][\w-]+)"
+)
+#: A bracketed word between two words of a name ("anselm (selmi) grubauer").
+_BRACKET_INSIDE = re.compile(
+    r"(?P<a>[^\W\d_][\w-]+)\s+\(\s*(?P<b>[^\W\d_][\w-]{1,20})\s*\)\s+(?P<c>[^\W\d_][\w-]+)"
+)
+#: A capitalised word right before a span, after a comma, a bracket or a lowercase word (no
+#: sentence's first word, no word of a capitalised title): "Danke, Tomas" of "Danke, Tomas Brandt".
+_WORD_BEFORE = re.compile(
+    r"(?:[,;:(]\s*|(?<![^\W\d_])[a-z\u00df-\u024f]+\s)(?P<w>[A-Z\u00c0-\u00de][a-z\u00df-\u024f]{2,})\s$"
+)
+#: A first name and a quoted or bracketed nickname right before a family name ("Jesusa 'Doña Chuy' ").
+_NICK_BEFORE = re.compile(
+    r"(?<![\w'])(?P<a>[^\W\d_][\w-]+)\s+(?:['\u2018\"\u201c][^'\u2019\"\u201d\n]{1,25}['\u2019\"\u201d]|"
+    r"\([^()\n]{1,25}\))\s+$"
 )
 #: The participant's own name in a memory: "user's name is …", "user's full name …", "my name is …".
 _USER_NAME = re.compile(
@@ -356,7 +397,7 @@ def tied_names(
         if strict:
             m = _NICK_AFTER.match(text, at)
             key = _key(m.group("q") or m.group("w")) if m else ""
-            return key if key in known else ""
+            return key if key in known or (key and canonical("PERSON", key) in known) else ""
         m = _NICK_AFTER.match(text, at)
         if m is None:
             return ""
@@ -371,12 +412,22 @@ def tied_names(
             pairs.append((a, b) if len(a.split()) <= len(b.split()) else (b, a))
 
     for person in named:
-        if person.kind != "PERSON" and not _ALSO_CALLED.match(text[person.end :]):
-            continue
         after = text[person.end :]
         bracket = re.match(r"\s*\(\s*", after)
-        if person.kind == "PERSON" and bracket:
-            inner = nickname(person.end + bracket.end(), strict=True)
+        inner = nickname(person.end + bracket.end(), strict=True) if bracket else ""
+        first = _key(person.text).split()[:1]
+        short = (  # "ravindra kaul (ravi)" that NER called an organisation: the short form of its first name
+            person.kind != "PERSON"
+            and len(_key(person.text).split()) > 1
+            and len(inner) >= 3
+            and " " not in inner
+            and bool(first)
+            and first[0].startswith(inner)
+            and first[0] != inner
+        )
+        if person.kind != "PERSON" and not short and not _ALSO_CALLED.match(after):
+            continue
+        if (person.kind == "PERSON" or short) and bracket:
             close = text.find(")", person.end + bracket.end())
             if inner and close > 0 and _key(text[person.end + bracket.end() : close]) == inner:
                 tie(inner, _key(person.text))
@@ -399,6 +450,26 @@ def tied_names(
             nick = _key(m.group("b"))
             if nick and not any(_function_word(w) for w in nick.split()):
                 tie(nick, _key(f"{m.group('a')} {m.group('c')}"))
+    for m in _BRACKET_INSIDE.finditer(
+        text
+    ):  # "anselm (selmi) grubauer": a first name, a nickname, a family name
+        a = next((e for e in named if e.start <= m.start("a") < e.end), None)
+        c = next((e for e in named if e.start < m.end("c") <= e.end), None)
+        nick = _key(m.group("b"))
+        known_nick = nick in known or any(
+            e.kind == "PERSON" and e.start == m.start("b") and _key(e.text) == nick for e in named
+        )
+        if (
+            a is not None
+            and c is not None
+            and a.kind == "PERSON"
+            and known_nick
+            and a.end <= m.end("a")
+            and c.start >= m.start("c")
+            and not _function_word(_fold(m.group("c")))
+            and _fold(m.group("c")) not in _ORG_NOUNS
+        ):
+            tie(nick, _key(f"{m.group('a')} {m.group('c')}"))
     for m in _CALLS.finditer(text):
         nick = nickname(m.end())
         before = [e for e in named if e.end <= m.start() and e.kind == "PERSON"]
@@ -407,6 +478,40 @@ def tied_names(
         elif before:
             tie(nick, _key(before[-1].text))
     return pairs
+
+
+#: A person's span that is a possessive relation phrase: "tola's sister", "tola's sister ngozi
+#: adebayo" (the owner, the relation word, the relative's own name).
+_POSSESSIVE_RELATION = re.compile(
+    rf"^(?P<owner>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?)['\u2019]s\s+(?:{RELATION_WORDS})"
+    rf"(?:\s+(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){{0,2}}))?$",
+    re.IGNORECASE,
+)
+
+
+def possessive_pieces(entity: Entity) -> list[Entity]:
+    """A person's span written "X's sister Y" as its two people, X and Y ("X's sister" alone is X);
+    any other span as it is.
+
+    >>> span = Entity(3, 30, "PERSON", "tola's sister ngozi adebayo", "relation")
+    >>> [e.text for e in possessive_pieces(span)]
+    ['tola', 'ngozi adebayo']
+    """
+    m = _POSSESSIVE_RELATION.match(entity.text) if entity.kind == "PERSON" else None
+    if m is None or _function_word(m.group("owner").lower()):
+        return [entity]
+    pieces = [Entity(entity.start, entity.start + m.end("owner"), "PERSON", m.group("owner"), entity.source)]
+    if m.group("name") and not any(_function_word(w.lower()) for w in m.group("name").split()):
+        pieces.append(
+            Entity(
+                entity.start + m.start("name"),
+                entity.start + m.end("name"),
+                "PERSON",
+                m.group("name"),
+                entity.source,
+            )
+        )
+    return pieces
 
 
 @dataclass
@@ -454,6 +559,8 @@ class ParticipantRedactor:
     units: set[tuple[str, str]] = field(default_factory=set)
     #: The participant's texts, accent-folded and lowercase, once each (see :meth:`note_text`).
     texts: set[str] = field(default_factory=set)
+    #: Person keys a word of address begins ("didi amara"), with the first name they hold.
+    _titled: dict[str, str] = field(default_factory=dict)
     _gazetteer: re.Pattern[str] | None = None
     _resolved: bool = False
 
@@ -487,9 +594,25 @@ class ParticipantRedactor:
         pattern = re.compile(rf"(?<!\w){re.escape(phrase)}(?!\w)")
         return sum(len(pattern.findall(text)) for text in self.texts)
 
+    def _addressed(self, key: str) -> bool:
+        """True when some text writes ``key`` after a greeting or a relation word ("dear X",
+        "my landlord is X")."""
+        pattern = re.compile(
+            rf"\b(?:(?:dear|hi|hello)\s+|(?:{RELATION_WORDS})\s+(?:is\s+)?){re.escape(key)}(?!\w)"
+        )
+        return any(pattern.search(text) for text in self.texts)
+
+    def _written_as_place(self, key: str) -> bool:
+        """True when some text writes ``key`` after a place preposition other than "at" ("in X",
+        "from X"; "at X" may be a shop or a workplace)."""
+        pattern = re.compile(
+            rf"\b(?:in|to|from|near|around|outside|into|towards?|via)\s+(?:the\s+)?{re.escape(key)}(?!\w)"
+        )
+        return any(pattern.search(text) for text in self.texts)
+
     def learn(self, entities: Sequence[Entity]) -> None:
         """Add identifier mentions to the participant's gazetteer (resolved on first redaction)."""
-        for entity in entities:
+        for entity in (piece for whole in entities for piece in possessive_pieces(whole)):
             if entity.kind not in _GAZETTEER_KINDS:
                 continue
             key = _kind_key(entity.kind, entity.text)
@@ -546,7 +669,65 @@ class ParticipantRedactor:
         firsts = {t[0] for t in full_names}
         all_orgs = {key for kind, key in self.mentions if kind == "ORGANIZATION"}
         places = [key for kind, key in self.mentions if kind == "LOCATION"]
+        labels = {
+            piece
+            for kind, key in self.mentions
+            if kind in ("URL", "HANDLE", "EMAIL")
+            for piece in re.split(r"[^\w-]+", canonical(kind, key))
+            if len(piece) >= 6
+        }
+        cued_firsts = {k.split()[0] for kind, k in cued if kind == "PERSON" and " " in k}
+        cued_single = {k for kind, k in cued if kind == "PERSON" and " " not in k}
+        self._titled.clear()
         for (kind, key), surface in self.mentions.items():
+            words = key.split()
+            if (
+                kind in ("ORGANIZATION", "LOCATION")
+                and (kind, key) not in cued
+                and 2 <= len(words) <= 3
+                and not set(words) & (_ORG_NOUNS | _BUSINESS_NOUNS | _PLACE_GENERIC | _NAME_PART_STOP)
+                and key not in place_names()
+                and not any(_function_word(w) for w in words)
+            ):
+                if len(words) == 2 and words[1] in cued_firsts and words[0] not in people | firsts | families:
+                    # "didi amara" NER called an organisation beside "amara okoye": a word of
+                    # address before her first name
+                    active.setdefault(("PERSON", key), surface)
+                    self._titled[key] = words[1]
+                    continue
+                if words[-1] in cued_single and self._addressed(key):
+                    # "Dear Nana Kofi Adjei" beside "mr adjei": the person, with a title
+                    active.setdefault(("PERSON", key), surface)
+                    continue
+            if (
+                kind == "PERSON"
+                and (kind, key) not in cued
+                and len(words) == 2
+                and key.replace(" ", "") in labels
+                and words[1] in people
+                and words[0] not in people
+                and not any(t[0] == words[0] and t != words for t in full_names)
+                and any(  # her short name, whose full first name the texts also write ("Antonella")
+                    len(n) >= len(words[1]) + 2 and (n.startswith(words[1]) or n.endswith(words[1]))
+                    for n in people | firsts
+                )
+            ):  # "Forni Nella" beside etsy.com/shop/forninella and "Nella": a shop named after her
+                active.setdefault(("ORGANIZATION", key), surface)
+                continue
+            if kind == "PERSON" and (kind, key) not in cued:
+                article = next(
+                    (
+                        k
+                        for k in ("ORGANIZATION", "LOCATION")
+                        for a in _ARTICLES
+                        if (k, f"{a} {key}") in self.mentions and (k, key) not in self.mentions
+                    ),
+                    None,
+                )
+                if article is not None and " " in key:
+                    # NER's person "cesmar villalta" beside its organisation "el CESMAR Villalta"
+                    active.setdefault((article, key), surface)
+                    continue
             if kind in _NAMED_KINDS and (kind, key) not in cued and re.search(r"\d", key):
                 if canonical("ID_NUMBER", key) in codes:
                     continue  # NER's place "LRK-4821" beside the plate an ID pattern found
@@ -602,6 +783,16 @@ class ParticipantRedactor:
                         and key not in self.placed
                         and any(o.startswith(f"{key} ") for o in org_keys)
                     )
+                    or (  # "vendramo" beside "vendramo bakery", both NER's alone, never written as a place
+                        " " not in key
+                        and key not in place_names()
+                        and not self._written_as_place(key)
+                        and self.seen[(kind, key)] == 1
+                        and any(
+                            o.startswith(f"{key} ") and o.split()[-1] in _ORG_NOUNS | _BUSINESS_NOUNS
+                            for o in all_orgs
+                        )
+                    )
                 ):  # "the Tesco Extra" beside "tesco"; "Hillcrest" beside "Hillcrest Medical Center"
                     active.setdefault(("ORGANIZATION", key), surface)
                     continue
@@ -624,17 +815,20 @@ class ParticipantRedactor:
         # persons: full names first; a name part (or its hyphen-free form) joins the one full name holding it
         people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
         parts: dict[str, set[str]] = defaultdict(set)
+        # (a name after a salutation, a title or an honorific counts by its name alone: "sehr geehrte
+        # frau brandt" holds only "brandt")
         for key in people:
-            tokens = key.split()
-            if len(tokens) > 1:
+            tokens = canonical("PERSON", key).split()
+            if len(tokens) > 1 and key not in self._titled:
                 for token in tokens:
                     if token not in _NAME_PART_STOP and len(token) >= 2 and not _function_word(token):
                         parts[token].add(key)
                         parts[token.replace("-", "")].add(key)
         for key in people:
-            owners = parts.get(key) or parts.get(key.replace("-", "")) or set()
+            bare = canonical("PERSON", key) if " " in key else key
+            owners = parts.get(bare) or parts.get(bare.replace("-", "")) or set()
             owners.discard(key)
-            if len(key.split()) == 1 and len(owners) == 1:
+            if len(bare.split()) == 1 and len(owners) == 1:
                 self.aliases[("PERSON", key)] = ("PERSON", next(iter(owners)))
             elif len(key.split()) > 1:
                 longer = [o for o in people if o != key and f" {key} " in f" {o} "]
@@ -672,6 +866,30 @@ class ParticipantRedactor:
                 and ("ORGANIZATION", " ".join(tokens[:-1])) not in self._active
             ):
                 self.aliases.setdefault(("ORGANIZATION", " ".join(tokens[:-1])), ("ORGANIZATION", key))
+        # "Hôpital Sainte-Odile" is also called "Sainte-Odile": drop a generic first noun (a name
+        # NER alone gave, never written as a place, no known town)
+        for key in by_kind["ORGANIZATION"]:
+            tokens = key.split()
+            if len(tokens) < 2 or tokens[0] not in _INSTITUTION_FIRST:
+                continue
+            rest = " ".join(tokens[1:])
+            for kind in ("LOCATION", "ORGANIZATION"):
+                if (
+                    (kind, rest) in self._active
+                    and (kind, rest) not in self.aliases
+                    and not self.evidence[(kind, rest)] & _CUED_SOURCES
+                    and rest not in place_names()
+                    and not self._written_as_place(rest)
+                ):
+                    self.aliases[(kind, rest)] = ("ORGANIZATION", key)
+        # "Brack" beside "Brackenvale": a one-word place that begins exactly one other, 3+ letters longer
+        places = [k for k in by_kind["LOCATION"] if re.fullmatch(r"[^\W\d_]+", k)]
+        for key in places:
+            if len(key) < 3 or ("LOCATION", key) in self.aliases:
+                continue
+            longer = [o for o in places if o.startswith(key) and len(o) >= len(key) + 3]
+            if len(longer) == 1 and key not in place_names():
+                self.aliases[("LOCATION", key)] = ("LOCATION", longer[0])
         self._join_acronyms(by_kind)
         self._join_spellings(by_kind)
         for kind, key in [*self._active, *self.aliases]:
@@ -936,6 +1154,54 @@ class ParticipantRedactor:
             }
             if len(owners) == 1:
                 join(("PERSON", key), next(iter(owners)))
+        # a short form that ends exactly one known first name three letters longer or more ("lina" of
+        # "Carolina", "tino" of "Valentino")
+        for key in people:
+            if len(key.split()) != 1 or len(key) < 4 or root(("PERSON", key)) != ("PERSON", key):
+                continue
+            owners = {
+                owner
+                for name, roots in first_names.items()
+                if name.endswith(key) and len(name) >= len(key) + 3
+                for owner in roots
+            }
+            if len(owners) == 1:
+                join(("PERSON", key), next(iter(owners)))
+        # "kupic hani" in lowercase writing: NER's two-word person whose one word is the inflected
+        # form of a known name ("hani" of "hania") and whose other word no text writes anywhere else
+        singles = {key for key in people if " " not in key and len(key) >= 4}
+        for key in people:
+            tokens = key.split()
+            surface = self.mentions.get(("PERSON", key), "")
+            if (
+                len(tokens) != 2
+                or not surface.islower()
+                or self.evidence[("PERSON", key)] & _CUED_SOURCES
+                or root(("PERSON", key)) != ("PERSON", key)
+                or not self.texts
+            ):
+                continue
+            for i, word in enumerate(tokens):
+                other = tokens[1 - i]
+                names = {
+                    k
+                    for k in singles
+                    if k != word
+                    and k[:-1] == word[: len(k) - 1]
+                    and re.fullmatch(r"[aeiouyąęó]", k[-1])
+                    and re.fullmatch(r"[iyeu]?", word[len(k) - 1 :])
+                }
+                if (
+                    len(names) == 1
+                    and not any(other in o.split() for o in people if o != key)
+                    and self._count(other) == self._count(key)
+                ):
+                    join(("PERSON", key), ("PERSON", next(iter(names))))
+                    break
+        # "didi amara": a word of address and a first name, the person of that first name
+        for key, name in self._titled.items():
+            if ("PERSON", key) in self._active:
+                join(("PERSON", key), ("PERSON", name))
         # a family name that every full name holding it shares with one person, once nicknames and
         # spellings are joined ("Salinas" of "Alberto 'Beto' Salinas" and "Beto Salinas")
         for key in people:
@@ -1019,6 +1285,13 @@ class ParticipantRedactor:
         if span.kind == "DATE":
             return generalize_date(span.text)
         key = _kind_key(span.kind, span.text)
+        nick = (
+            _NICK_BEFORE.search(text[: span.start]) if span.kind in _NAMED_KINDS and " " not in key else None
+        )
+        if nick is not None:  # "Jesusa 'Doña Chuy' Ramírez": the family name of the full name the texts tie
+            full = f"{_key(nick.group('a'))} {key}"
+            if ("PERSON", full) in self.surfaces.get(full, ()):
+                return self._placeholder("PERSON", full)
         if key not in self.surfaces and span.source == "gazetteer":
             key = self._uninflected(key)
         candidates = self.surfaces.get(key, set())
@@ -1033,6 +1306,112 @@ class ParticipantRedactor:
             return None  # a country is no direct identifier (see :func:`country_names`)
         return self._placeholder(kind, key)
 
+    def _with_first_name(self, spans: list[Entity], text: str) -> list[Entity]:
+        """A known family name found alone takes the capitalised word right before it that no
+        sentence starts with, no span holds and no function word, title or greeting is ("Danke,
+        Tomas Brandt" beside the full name "hannelore brandt"): the first name the recognizers
+        missed, one person of its own."""
+        families = {
+            o.split()[-1] for k, o in [*self._active, *self.aliases.values()] if k == "PERSON" and " " in o
+        }
+        stops = foreign_stop_words() | _stop_words()
+        out: list[Entity] = []
+        for span in spans:
+            m = _WORD_BEFORE.search(text[: span.start])
+            word = m.group("w") if m else ""
+            if (
+                span.kind == "PERSON"
+                and m is not None
+                and " " not in _key(span.text)
+                and _key(span.text) in families
+                and span.text[:1].isupper()
+                and not (out and out[-1].end > m.start("w"))
+                and _fold(word) not in stops
+                and not _HONORIFIC_BEFORE.match(_fold(word) + " ")
+                and not _SALUTATION.match(_fold(word) + " ")
+                and not _TITLE_WORD.match(_fold(word) + " ")
+                and not _SIGN_OFF.search(word)
+                and not re.fullmatch(rf"(?:{RELATION_WORDS})", _fold(word))
+                and not {k for k, _ in self.surfaces.get(_fold(word), ())} - {"PERSON"}
+                and _fold(word) not in place_names()
+            ):
+                start = m.start("w")
+                out.append(Entity(start, span.end, "PERSON", text[start : span.end], span.source))
+                continue
+            out.append(span)
+        return out
+
+    def _join_run_together(self, spans: list[Entity], text: str) -> list[Entity]:
+        """Two named spans that are one name: a capitalised word that never stands alone in the
+        participant's texts right after a name ("Brackley Lane Striders", "Provincia Vellora"), and
+        two words joined by "and"/"&" whose letters spell a web address's or handle's label ("Pepper
+        and Mango" beside "@peppermango"). The joined span is an organisation when either is."""
+        if len(spans) < 2:
+            return spans
+        labels = {
+            piece
+            for kind, key in self.mentions
+            if kind in ("URL", "HANDLE", "EMAIL")
+            for piece in re.split(r"[^\w]+", canonical(kind, key))
+            if len(piece) >= 6
+        }
+        out = [spans[0]]
+        for span in spans[1:]:
+            prev = out[-1]
+            gap = text[prev.end : span.start]
+            joined = None
+            if prev.kind in _NAMED_KINDS and span.kind in _NAMED_KINDS:
+                whole = _key(text[prev.start : span.end])
+                letters = re.sub(r"[^\w]|\b(?:and|und|y|et|e)\b", "", _fold(text[prev.start : span.end]))
+                if re.fullmatch(r"\s+(?:and|&)\s+", gap, re.IGNORECASE) and letters in labels:
+                    joined = whole
+                elif (
+                    (
+                        gap == " "
+                        or (  # "Poradnia Zdrowa na Wzgorzu": a short particle between two names
+                            re.fullmatch(r" [a-z]{1,3} ", gap)
+                            and gap.strip() in _NAME_PARTICLES | foreign_stop_words()
+                            and prev.kind == span.kind
+                        )
+                    )
+                    and re.fullmatch(r"[^\W\d_][\w-]+", span.text)
+                    and span.text[:1].isupper() == prev.text[:1].isupper()
+                    and _key(span.text) not in place_names()
+                    and self.texts
+                    and self._count(_key(span.text)) == self._count(whole)
+                    and not self.evidence[(span.kind, _key(span.text))] & _CUED_SOURCES
+                ):
+                    joined = whole
+                elif (  # "Les Mills Taranaki St" found as "Les" and a street: a word never written alone
+                    gap == " "
+                    and prev.kind == "ORGANIZATION"
+                    and re.fullmatch(r"[^\W\d_][\w-]+", prev.text)
+                    and len(span.text.split()) > 1
+                    and prev.text[:1].isupper()
+                    and _key(prev.text) not in place_names()
+                    and self.texts
+                    and self._count(_key(prev.text)) == self._count(whole)
+                    and not self.evidence[(prev.kind, _key(prev.text))] & _CUED_SOURCES
+                ):
+                    joined = whole
+                elif (  # "rosa amelia duarte" found as "rosa amelia" and the family name "duarte"
+                    gap == " "
+                    and prev.kind == span.kind == "PERSON"
+                    and " " not in _key(span.text)
+                    and span.text[:1].isupper() == prev.text[:1].isupper()
+                    and any(
+                        k == "PERSON" and len(o.split()) > 1 and o.split()[-1] == _key(span.text)
+                        for k, o in self._active
+                    )
+                ):
+                    joined = whole
+            if joined is None:
+                out.append(span)
+                continue
+            kind = "ORGANIZATION" if "ORGANIZATION" in (prev.kind, span.kind) else prev.kind
+            out[-1] = Entity(prev.start, span.end, kind, text[prev.start : span.end], prev.source)
+        return out
+
     def redact(self, text: str, entities: Sequence[Entity]) -> tuple[str, list[tuple[Entity, str]]]:
         """Replace ``entities`` plus every gazetteer surface in ``text``.
 
@@ -1042,7 +1421,7 @@ class ParticipantRedactor:
         # a detector's span wins; a gazetteer hit at the same place corrects its person/place label
         by_span = {(g.start, g.end): g for g in gazetteer}
         chosen = []
-        for entity in entities:
+        for entity in (piece for whole in entities for piece in possessive_pieces(whole)):
             if entity.kind == "ORGANIZATION" and _kind_key(entity.kind, entity.text) in self._decomposed:
                 chosen.extend(self._pieces(entity, gazetteer))
                 continue
@@ -1054,7 +1433,12 @@ class ParticipantRedactor:
             ):
                 continue
             chosen.append(entity)
-        spans = [_with_house_number(span, text) for span in resolve_overlaps([*chosen, *gazetteer])]
+        spans = self._join_run_together(
+            self._with_first_name(
+                [_with_house_number(span, text) for span in resolve_overlaps([*chosen, *gazetteer])], text
+            ),
+            text,
+        )
         pieces: list[str] = []
         applied: list[tuple[Entity, str]] = []
         cursor = 0
@@ -1124,7 +1508,9 @@ _MODAL = re.compile(r"^(?:will|may|can|could|should|would|shall|must|does|did|do
 
 
 #: Chat words a named-entity span runs on into ("jordan lol").
-_CHAT_WORDS = frozenset("lol lmao haha hahaha omg pls plz thx ty tbh btw idk imo fyi xx xoxo".split())
+_CHAT_WORDS = frozenset(
+    "lol lmao haha hahaha omg pls plz thx ty tbh btw idk imo fyi xx xoxo bday b-day".split()
+)
 _OBJECT_NEXT = re.compile(r"\s+(?:her|him|them|me|us)\b")
 
 
@@ -1133,7 +1519,7 @@ def _trim_run_on(entity: Entity, text: str) -> Entity:
     ("jordan lol"), a verb form ending in -s, -ed or -ing before a function word ("husband kunle
     handles the car", "from lecce living in bologna") or a word before an object pronoun ("my
     friend fatima link her NIN"). A family name stays ("kunle bakare says")."""
-    if entity.kind not in ("PERSON", "LOCATION"):
+    if entity.kind not in ("PERSON", "LOCATION", "ORGANIZATION"):
         return entity
     raw = text[entity.start : entity.end]
     words = list(re.finditer(r"\S+", raw))
@@ -1145,13 +1531,15 @@ def _trim_run_on(entity: Entity, text: str) -> Entity:
     nxt = re.match(r"\s+([\w']+)", after)
     verb = (
         len(last) >= 4
-        and re.search(r"(?:s|ed|ing)$", last)
+        and re.search(r"(?:ing)$" if entity.kind == "ORGANIZATION" else r"(?:s|ed|ing)$", last)
         and last.rstrip("s") not in _NAME_PARTICLES
         and nxt is not None
         and nxt.group(1).lower() in stops
     )
     if not last.islower() or not (last in _CHAT_WORDS or verb or _OBJECT_NEXT.match(after)):
         return entity
+    if entity.kind == "ORGANIZATION" and not verb:
+        return entity  # an organisation loses only a verb it ran on into ("from vellora living in …")
     if entity.kind == "PERSON" and not verb and last not in _CHAT_WORDS and len(words) > 2:
         return entity  # "give ana maria bello her keys": only a two-word span loses its last word
     end = entity.start + words[-2].end()
@@ -1235,6 +1623,13 @@ _QUOTE_BREAK = re.compile(
     r"\s*(?:(?<=\s)['\u2018\u2019\"\u201c\u201d]|['\u2018\u2019\"\u201c\u201d](?=\s|$))\s*"
 )
 _RELATION_WORD = re.compile(rf"(?:{RELATION_WORDS})")
+#: Possessive determiners ("my", "mi", "ma", "mein", "moja"): before a lowercase noun and a name,
+#: the noun is the relation ("mi novio tomi").
+_POSSESSIVE_DETERMINERS = frozenset(
+    """my our your his her their mi mis nuestra nuestro mes notre meu minha meus minhas teu tua mein
+    meine meinem meinen meiner dein deine unser unsere mio miei mie moja moj moje mój mijn mijne onze
+    mitt""".split()
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -1293,6 +1688,13 @@ def _span_pieces(entity: Entity, text: str) -> list[Entity]:
             and (entity.kind != "PERSON" or bare[first] in _stop_words())
         ):
             first += 1  # "o joão …", "w karim": a function word before the name
+        if (
+            entity.kind == "PERSON"
+            and first < keep - 2
+            and bare[first] in _POSSESSIVE_DETERMINERS
+            and words[first + 1].group(0).islower()
+        ):
+            first += 2  # "mi novio tomi", "meine freundin lotte": a possessive and the relation noun after it
         while (
             entity.kind == "PERSON"
             and first < keep - 1
