@@ -173,7 +173,7 @@ def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Seq
     """The folded words the participant writes in lowercase ("is pzu or warta cheaper", "when do
     bece results come out") that a response written without their memories (``unaware``) spells as
     an acronym, in capitals and beside no other capitalised word ("neither PZU nor Warta", not
-    "SATO Yumi"), or names as a web address the participant did not write ("en fonasa.cl"): an
+    "ODA Rin"), or names as a web address the participant did not write ("en fonasa.cl"): an
     insurer, exam, scheme or agency the model knows by itself, not a private name.
 
     A word that any text (of ``everything``) writes near a home, family or work (public.near_anchor,
@@ -273,7 +273,7 @@ def articled_by_unaware(unaware: Sequence[str], everything: Sequence[str]) -> se
     """The folded words a memory-free response (``unaware``) writes after "the", "a" or "an",
     capitalised and alone ("can do the Pickerl", "for a Kinderfest"): a common noun or a public body the model
     knows, since a person's name takes no article. A word any text (of ``everything``) writes near
-    a home, family or work is left out (an employer: "a post at the Charité").
+    a home, family or work is left out (an employer: "a post at the Velmora Klinikum").
 
     >>> sorted(articled_by_unaware(["Any garage can do the Prickerl in a day."], ["prickerl due"]))
     ['prickerl']

@@ -438,9 +438,9 @@ _LANDMARK_OF_BEFORE = re.compile(
 
 def landmark_name(surface: str) -> bool:
     """True for a capitalised name of two or more words that a landmark noun ends or starts
-    ("Brask Park", "Mount Quorra", "Estadio Velmar"), not "Park Jiwoo" nor "the park".
+    ("Brask Park", "Mount Quorra", "Estadio Velmar"), not "Park Soyeon" nor "the park".
 
-    >>> [landmark_name(s) for s in ("Brask Park", "Mount Quorra", "Park Jiwoo", "brask park", "Tollen Hill")]
+    >>> [landmark_name(s) for s in ("Brask Park", "Mount Quorra", "Park Soyeon", "brask park", "Tollen Hill")]
     [True, True, False, False, False]
     """
     words = surface.split()

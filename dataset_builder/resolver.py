@@ -251,8 +251,8 @@ _HONORIFIC_BEFORE = re.compile(
 )
 
 
-#: The opening words of a letter before the addressee's name ("Dear Mr Okafor", "Sehr geehrte Frau
-#: Lindqvist", "Querida Tía Rosa", "Szanowna Pani Kowalska").
+#: The opening words of a letter before the addressee's name ("Dear Mr Adeleke", "Sehr geehrte Frau
+#: Brenner", "Querida Tía Rosa", "Szanowna Pani Kowalska").
 _SALUTATION = re.compile(
     r"^(?:dear(?:est)?|hi|hello|hey|hallo|sehr\s+geehrter?|liebe[rs]?|lieber|geachte|beste|querid[oa]s?|"
     r"estimad[oa]s?|chere|cheres|prezad[oa]|szanown[ya]|drog[ia]|"
@@ -296,7 +296,7 @@ def canonical(kind: str, key: str) -> str:
             tokens[-1] = _STREET_ABBREVIATIONS.get(tokens[-1].rstrip("."), tokens[-1])
         return " ".join(tokens)
     if kind == "PERSON":
-        key = _TITLE_WORD.sub("", _SALUTATION.sub("", key))  # "sehr geehrte frau brandt"
+        key = _TITLE_WORD.sub("", _SALUTATION.sub("", key))  # "sehr geehrte frau brenner"
         key = _HONORIFIC_BEFORE.sub("", _HONORIFIC_AFTER.sub("", key))
         relation = re.match(rf"(?:{RELATION_WORDS})\s+(?=\S)", key)
         return key[relation.end() :] if relation else key  # "mum birgit"
@@ -329,11 +329,11 @@ _BRACKET_INSIDE = re.compile(
     r"(?P<a>[^\W\d_][\w-]+)\s+\(\s*(?P<b>[^\W\d_][\w-]{1,20})\s*\)\s+(?P<c>[^\W\d_][\w-]+)"
 )
 #: A capitalised word right before a span, after a comma, a bracket or a lowercase word (no
-#: sentence's first word, no word of a capitalised title): "Danke, Tomas" of "Danke, Tomas Brandt".
+#: sentence's first word, no word of a capitalised title): "Danke, Jonas" of "Danke, Jonas Brenner".
 _WORD_BEFORE = re.compile(
     r"(?:[,;:(]\s*|(?<![^\W\d_])[a-z\u00df-\u024f]+\s)(?P<w>[A-Z\u00c0-\u00de][a-z\u00df-\u024f]{2,})\s$"
 )
-#: A first name and a quoted or bracketed nickname right before a family name ("Jesusa 'Doña Chuy' ").
+#: A first name and a quoted or bracketed nickname right before a family name ("Rosaura 'Doña Chayo' ").
 _NICK_BEFORE = re.compile(
     r"(?<![\w'])(?P<a>[^\W\d_][\w-]+)\s+(?:['\u2018\"\u201c][^'\u2019\"\u201d\n]{1,25}['\u2019\"\u201d]|"
     r"\([^()\n]{1,25}\))\s+$"
@@ -480,7 +480,7 @@ def tied_names(
     return pairs
 
 
-#: A person's span that is a possessive relation phrase: "tola's sister", "tola's sister ngozi
+#: A person's span that is a possessive relation phrase: "dupe's sister", "dupe's sister yemi
 #: adebayo" (the owner, the relation word, the relative's own name).
 _POSSESSIVE_RELATION = re.compile(
     rf"^(?P<owner>[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?)['\u2019]s\s+(?:{RELATION_WORDS})"
@@ -493,9 +493,9 @@ def possessive_pieces(entity: Entity) -> list[Entity]:
     """A person's span written "X's sister Y" as its two people, X and Y ("X's sister" alone is X);
     any other span as it is.
 
-    >>> span = Entity(3, 30, "PERSON", "tola's sister ngozi adebayo", "relation")
+    >>> span = Entity(3, 30, "PERSON", "dupe's sister yemi akintola", "relation")
     >>> [e.text for e in possessive_pieces(span)]
-    ['tola', 'ngozi adebayo']
+    ['dupe', 'yemi akintola']
     """
     m = _POSSESSIVE_RELATION.match(entity.text) if entity.kind == "PERSON" else None
     if m is None or _function_word(m.group("owner").lower()):
@@ -696,7 +696,7 @@ class ParticipantRedactor:
                     self._titled[key] = words[1]
                     continue
                 if words[-1] in cued_single and self._addressed(key):
-                    # "Dear Nana Kofi Adjei" beside "mr adjei": the person, with a title
+                    # "Dear Nana Kwame Boateng" beside "mr boateng": the person, with a title
                     active.setdefault(("PERSON", key), surface)
                     continue
             if (
@@ -707,11 +707,11 @@ class ParticipantRedactor:
                 and words[1] in people
                 and words[0] not in people
                 and not any(t[0] == words[0] and t != words for t in full_names)
-                and any(  # her short name, whose full first name the texts also write ("Antonella")
+                and any(  # her short name, whose full first name the texts also write ("Carolina")
                     len(n) >= len(words[1]) + 2 and (n.startswith(words[1]) or n.endswith(words[1]))
                     for n in people | firsts
                 )
-            ):  # "Forni Nella" beside etsy.com/shop/forninella and "Nella": a shop named after her
+            ):  # "Pane Lina" beside etsy.com/shop/panelina and "Lina": a shop named after her
                 active.setdefault(("ORGANIZATION", key), surface)
                 continue
             if kind == "PERSON" and (kind, key) not in cued:
@@ -816,7 +816,7 @@ class ParticipantRedactor:
         people = sorted(by_kind["PERSON"], key=lambda k: -len(k.split()))
         parts: dict[str, set[str]] = defaultdict(set)
         # (a name after a salutation, a title or an honorific counts by its name alone: "sehr geehrte
-        # frau brandt" holds only "brandt")
+        # frau brenner" holds only "brenner")
         for key in people:
             tokens = canonical("PERSON", key).split()
             if len(tokens) > 1 and key not in self._titled:
@@ -938,7 +938,7 @@ class ParticipantRedactor:
         entity keeps its own placeholder there. A place that starts a name ("Leeds City Council")
         or follows "of" ("Royal Infirmary of Edinburgh"),
         a person's name inside a business's name ("Ceramiche Pina", "Ama's Oven") and an
-        organisation's own short form ("Charité HR") do not count."""
+        organisation's own short form ("Velmora HR") do not count."""
         if self.evidence[("ORGANIZATION", key)] & _CUED_SOURCES:
             return False
         tokens = [re.sub(r"['\u2019]s$", "", t) for t in key.split()]
@@ -1167,8 +1167,8 @@ class ParticipantRedactor:
             }
             if len(owners) == 1:
                 join(("PERSON", key), next(iter(owners)))
-        # "kupic hani" in lowercase writing: NER's two-word person whose one word is the inflected
-        # form of a known name ("hani" of "hania") and whose other word no text writes anywhere else
+        # "kupic zosi" in lowercase writing: NER's two-word person whose one word is the inflected
+        # form of a known name ("zosi" of "zosia") and whose other word no text writes anywhere else
         singles = {key for key in people if " " not in key and len(key) >= 4}
         for key in people:
             tokens = key.split()
@@ -1288,7 +1288,7 @@ class ParticipantRedactor:
         nick = (
             _NICK_BEFORE.search(text[: span.start]) if span.kind in _NAMED_KINDS and " " not in key else None
         )
-        if nick is not None:  # "Jesusa 'Doña Chuy' Ramírez": the family name of the full name the texts tie
+        if nick is not None:  # "Rosaura 'Doña Chayo' Ibarra": the family name of the full name the texts tie
             full = f"{_key(nick.group('a'))} {key}"
             if ("PERSON", full) in self.surfaces.get(full, ()):
                 return self._placeholder("PERSON", full)
@@ -1309,7 +1309,7 @@ class ParticipantRedactor:
     def _with_first_name(self, spans: list[Entity], text: str) -> list[Entity]:
         """A known family name found alone takes the capitalised word right before it that no
         sentence starts with, no span holds and no function word, title or greeting is ("Danke,
-        Tomas Brandt" beside the full name "hannelore brandt"): the first name the recognizers
+        Jonas Brenner" beside the full name "hannelore brenner"): the first name the recognizers
         missed, one person of its own."""
         families = {
             o.split()[-1] for k, o in [*self._active, *self.aliases.values()] if k == "PERSON" and " " in o
@@ -1382,7 +1382,7 @@ class ParticipantRedactor:
                     and not self.evidence[(span.kind, _key(span.text))] & _CUED_SOURCES
                 ):
                     joined = whole
-                elif (  # "Les Mills Taranaki St" found as "Les" and a street: a word never written alone
+                elif (  # "Brask Mills Tollen St" found as "Brask" and a street: a word never written alone
                     gap == " "
                     and prev.kind == "ORGANIZATION"
                     and re.fullmatch(r"[^\W\d_][\w-]+", prev.text)
@@ -1649,7 +1649,7 @@ def foreign_stop_words() -> frozenset[str]:
 def _span_pieces(entity: Entity, text: str) -> list[Entity]:
     """A named-entity span cut where no name runs: at a line break, "|", "·", "→" or a spaced dash
     ("Barcelona\\nPhone", "Deloitte | ACA"), at " & " between places ("Surulere & Yaba"), at a
-    nickname's quotes ("Jesusa 'Doña Chuy' Ramírez"), after a lowercase relation word before a
+    nickname's quotes ("Rosaura 'Doña Chayo' Ibarra"), after a lowercase relation word before a
     person ("mum birgit"), and, in
     lowercase writing, before a function word that follows the first word ("jörg und ich wollen
     am" → "jörg", "emre wird" → "emre"); a capitalised span loses the lowercase words after its last
