@@ -43,7 +43,7 @@ from typing import Literal
 
 from mirage_bench.structs import field_values
 
-from .detectors import Entity, Recognizer, find_patterns, generalize_date
+from .detectors import Entity, Recognizer, find_patterns, generalize_date, route_names
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
 from .evidence import (
     acronym_or_code,
@@ -64,6 +64,7 @@ from .lexical import (
     find_short_names,
     rare_word_test,
     truecased_entities,
+    writes_lowercase,
 )
 from .preferences import RawPreferenceRecord
 from .public import (
@@ -320,6 +321,39 @@ def _public_url(url: str) -> bool:
     if _GOV_HOST.search(host) or (name in PUBLIC_AGENCIES and len(name) > 3):
         return True
     return name in PUBLIC_ENTITIES and not path.strip("/")  # "instagram.com/ana.b" names a person
+
+
+def url_host(url: str) -> str:
+    """The lowercase host of a web address, without a scheme, "www." or user part
+    ("https://www.Shop.example.com/menu" → "shop.example.com")."""
+    host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", url.strip().lower()).split("/")[0].split("@")[-1]
+    return host.removeprefix("www.")
+
+
+def host_written(url: str, text: str) -> bool:
+    """True when ``text`` writes the host of ``url`` itself (in any case, as a whole host, with or
+    without "www." or a path, or as an e-mail address's domain): "see kofibakes.com/menu" writes
+    the host of "kofibakes.com", while "apartments near the park" does not write "apartments.com"."""
+    host = url_host(url)
+    if not host:
+        return False
+    # also as an e-mail address's domain ("ana@kelvorabakes.com" writes "kelvorabakes.com")
+    pattern = rf"(?<![\w.-])(?:[a-z][a-z0-9+.-]*://)?(?:www\.)?{re.escape(host)}(?![\w-]|\.\w)"
+    return re.search(pattern, text.lower()) is not None
+
+
+#: A name written as a bare host ("Apartments.com"), which NER may call an organisation.
+_HOST_SHAPE = re.compile(r"[^\W_][\w-]*(?:\.[\w-]+)*\.[a-z]{2,12}", re.IGNORECASE)
+
+
+def _url_grounded(url: str, slot: str, own: frozenset[str], own_text: str) -> bool:
+    """True when a response's web address can have come from the participant. The memory-free
+    response saw only the query, so a site it names is its own knowledge unless the participant's
+    texts write that very host ("fonasa.cl" beside "inscribirme en fonasa" is the agency's site);
+    the memory-aware response's is grounded by any word of it the participant wrote."""
+    if slot.endswith("\0response_without_memory"):
+        return host_written(url, own_text)
+    return grounded(url, own)
 
 
 def _public_word(key: str, public: set[str]) -> bool:
@@ -627,6 +661,8 @@ def deidentify_records(
     articled: dict[str, set[str]] = defaultdict(set)
     employers: dict[str, set[str]] = defaultdict(set)
     patterns = {text: find_patterns(text) for text in unique}
+    # a named route ("the Pennine Way") anywhere in the participant's texts is public in all of them
+    routes: dict[str, set[str]] = defaultdict(set)
     countries = country_names()
     # a name NER calls a person, organisation or place in the participant's own words is not made
     # public by NER calling it a title in a response ("your Kilimani building" beside "lives in Kilimani")
@@ -649,6 +685,7 @@ def deidentify_records(
         place_keys[pid].update(_key(e.text) for e in ner_entities if e.kind == "LOCATION")
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         public[pid].update(media_titles(text))
+        routes[pid].update(_key(name) for name in route_names(text))
         titles = [
             _key(e.text)
             for e in ner_entities
@@ -697,6 +734,8 @@ def deidentify_records(
         public[pid] |= trip_places([text for _, _, text in jobs_of], place_keys[pid] - name_parts)
     for pid in public:
         public[pid] -= employers[pid]
+    for pid, keys in routes.items():
+        public[pid] |= keys
     # a one-word "person" written after an article anywhere in the participant's texts, also where
     # NER did not label it ("the Elterngeld thing"), unless a cue names it a person or it is a word
     # of a longer name
@@ -752,6 +791,9 @@ def deidentify_records(
             and not _common_phrase(_key(e.text), common[pid])
             and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid], addresses=patterns[text])
             and not (e.kind == "PERSON" and _key(e.text) in articled[pid])
+            and not (
+                _HOST_SHAPE.fullmatch(e.text) and not _url_grounded(e.text, slot, own[pid], own_text[pid])
+            )
         ]
         cued = [
             e
@@ -760,8 +802,21 @@ def deidentify_records(
             and not (
                 e.kind == "PERSON" and e.source in _OVERRIDABLE_SOURCES and _key(e.text) in articled[pid]
             )
-            and not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
+            and not (
+                e.kind == "URL"
+                and _is_response(slot)
+                and not _url_grounded(e.text, slot, own[pid], own_text[pid])
+            )
             and not (e.kind == "URL" and _public_url(e.text))
+            and not (e.kind == "LOCATION" and _key(e.text) in routes[pid])
+            # a town's name in lowercase in a model-written response that capitalises its sentences
+            # is the everyday word ("book lunch in advance", "meet in reading groups")
+            and not (
+                e.source == "places"
+                and _is_response(slot)
+                and e.text.islower()
+                and not writes_lowercase(text)
+            )
             and not (e.kind == "DATE" and _is_response(slot) and _date_value(e.text) in general_dates[slot])
         ]
         cued = [
