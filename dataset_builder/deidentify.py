@@ -783,6 +783,7 @@ def deidentify_records(
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
+        raw_ner = ner_entities
         ner_entities = [
             e
             for e in map(_without_honorific, filter(None, map(_without_greeting, ner_entities)))
@@ -818,6 +819,13 @@ def deidentify_records(
                 and not writes_lowercase(text)
             )
             and not (e.kind == "DATE" and _is_response(slot) and _date_value(e.text) in general_dates[slot])
+            # a town's name that is a word of a longer name NER found in a response ("from Kelso
+            # Brannock Airport", where "Kelso" is also a town) is no town of its own there
+            and not (
+                e.source == "places"
+                and _is_response(slot)
+                and any(o.start <= e.start and o.end > e.end and o.kind in _NAMED_KINDS for o in raw_ner)
+            )
         ]
         cued = [
             e

@@ -192,3 +192,30 @@ def test_a_lowercase_town_name_in_the_participants_own_words_is_still_a_place() 
     )
     (result,) = deidentify_records([record], None)
     assert "reading" not in result.published_fields()["query"]
+
+
+# --- a town's name inside a longer name ----------------------------------------------------------
+
+
+def test_a_town_word_inside_a_longer_name_of_a_response_is_no_town() -> None:
+    record = _record(
+        query="pls write a text to my cousin that i pick him up at the airport",
+        retrieved_memories=["user's cousin flies in on friday"],
+        response_with_memory="Text: I'll pick you up from Kelso Brannock Airport on Friday!",
+        response_without_memory="Try: I'll pick you up from Kelso Brannock Airport, see you soon.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Kelso Brannock Airport": "LOCATION"}))
+    fields = result.published_fields()
+    assert "from Kelso Brannock Airport" in fields["response_with_memory"]
+    assert "from Kelso Brannock Airport" in fields["response_without_memory"]
+
+
+def test_a_town_in_the_participants_words_is_still_redacted() -> None:
+    record = _record(
+        query="we moved to kelso last spring, any clubs for kids?",
+        retrieved_memories=["user has two kids."],
+        response_with_memory="Clubs in Kelso are friendly.",
+        response_without_memory="Look at the local council site.",
+    )
+    (result,) = deidentify_records([record], FixedNer({"Kelso": "LOCATION"}))
+    assert "kelso" not in "\n".join(result.published_fields().values()).lower()
