@@ -878,8 +878,11 @@ _SYMBOLS = re.compile(r"\s*[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\ufe0
 
 
 #: A lowercase preposition between two capitalised words inside one span: NER ran two names
-#: together ("Fielder to Acme's"); "of", "de", "van" and the like stay inside names.
-_INNER_PREPOSITION = re.compile(r"(?<=\w)\s+(?:to|for|from|with|at|into|via|by)\s+(?=[A-Z\u00c0-\u00de])")
+#: together ("Fielder to Acme's", "Tavi Noodle Bar on Quickbite"); "of", "de", "van" and the
+#: like stay inside names.
+_INNER_PREPOSITION = re.compile(
+    r"(?<=\w)\s+(?:to|for|from|with|at|into|via|by|on|in)\s+(?=[A-Z\u00c0-\u00de])"
+)
 
 
 def _split_at_prepositions(entity: Entity) -> list[Entity]:

@@ -219,3 +219,32 @@ def test_a_town_in_the_participants_words_is_still_redacted() -> None:
     )
     (result,) = deidentify_records([record], FixedNer({"Kelso": "LOCATION"}))
     assert "kelso" not in "\n".join(result.published_fields().values()).lower()
+
+
+# --- two names NER ran together across "on" or "in" ---------------------------------------------
+
+
+def _ruled(label: str, phrase: str):
+    spacy = pytest.importorskip("spacy")
+    from dataset_builder.detectors import SpacyRecognizer
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("entity_ruler").add_patterns([{"label": label, "pattern": phrase}])
+    recognizer = SpacyRecognizer("blank-ruler")
+    recognizer._nlp = nlp
+    return recognizer
+
+
+@pytest.mark.parametrize(
+    ("phrase", "pieces"),
+    [
+        ("Tavi Noodle Bar on Quickbite", ["Tavi Noodle Bar", "Quickbite"]),
+        ("Moro Bakery in Dellhaven", ["Moro Bakery", "Dellhaven"]),
+        ("Bank of Dellhaven", ["Bank of Dellhaven"]),  # "of" stays inside a name
+        ("Dellhaven upon Avonmere", ["Dellhaven upon Avonmere"]),  # "upon" is no cut
+    ],
+)
+def test_a_span_splits_at_on_or_in_before_a_capital(phrase: str, pieces: list[str]) -> None:
+    recognizer = _ruled("ORG", phrase)
+    (found,) = recognizer([f"We listed {phrase} last week."])
+    assert [e.text for e in found] == pieces
