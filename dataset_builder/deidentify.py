@@ -544,13 +544,15 @@ def _weak_ner(
     own: frozenset[str],
     *,
     addresses: Sequence[Entity] = (),
+    public: set[str] | frozenset[str] = frozenset(),
 ) -> bool:
     """True for a span only NER found that names nobody private.
 
     In a response, one that none of the participant's own words grounds ("the Peak District"
     suggested for a weekend away), unless it is a person or place in a sentence that names one of
     the participant's own places ("Osaka is great; … around Kuromon Market": a place near theirs,
-    which NER may call a person). Anywhere, an acronym or code NER calls an organisation or person
+    which NER may call a person), unless that place is ``public`` for them (a trip's destination:
+    "see Machu Picchu … hostels in Cusco"). Anywhere, an acronym or code NER calls an organisation or person
     ("UTR", "IR3"), except where a place stands ("Victoria, TX"). See
     :mod:`dataset_builder.evidence`.
     """
@@ -581,8 +583,13 @@ def _weak_ner(
             and line_start <= o.start < line_end
             and max(o.start - entity.end, entity.start - o.end) <= _ADDRESS_REACH
         ]
+        # a place public for the participant (a trip's destination, "hostels in Cusco") ties no
+        # sight near it to them
         return not any(
-            other.kind == "LOCATION" and other is not entity and grounded_name(other.text, own)
+            other.kind == "LOCATION"
+            and other is not entity
+            and grounded_name(other.text, own)
+            and _key(other.text) not in public
             for other in near
         )
     return (
@@ -790,7 +797,15 @@ def deidentify_records(
             if e.kind != "PUBLIC"
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
-            and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid], addresses=patterns[text])
+            and not _weak_ner(
+                e,
+                text,
+                ner_entities,
+                _is_response(slot),
+                own[pid],
+                addresses=patterns[text],
+                public=public[pid],
+            )
             and not (e.kind == "PERSON" and _key(e.text) in articled[pid])
             and not (
                 _HOST_SHAPE.fullmatch(e.text) and not _url_grounded(e.text, slot, own[pid], own_text[pid])

@@ -248,3 +248,33 @@ def test_a_span_splits_at_on_or_in_before_a_capital(phrase: str, pieces: list[st
     recognizer = _ruled("ORG", phrase)
     (found,) = recognizer([f"We listed {phrase} last week."])
     assert [e.text for e in found] == pieces
+
+
+# --- a sight near a trip's destination --------------------------------------------------------
+
+
+def _trip_record(memory: str) -> object:
+    return _record(
+        query="can u translate for a hostel in velmora: 'hola, llegamos el viernes'",
+        retrieved_memories=[memory],
+        response_with_memory=(
+            'Sure: "Hello, we arrive on Friday." If you want to see Tarqa Wenu in October, mention it, '
+            "since some hostels in Velmora sell packages."
+        ),
+        response_without_memory='"Hello, we arrive on Friday." Ask about breakfast in Velmora.',
+    )
+
+
+_TRIP_NER = {"Tarqa Wenu": "LOCATION", "Velmora": "LOCATION", "velmora": "LOCATION"}
+
+
+def test_a_sight_the_response_names_near_a_trips_destination_is_kept() -> None:
+    record = _trip_record("user is travelling to velmora in october with her sister")
+    (result,) = deidentify_records([record], FixedNer(_TRIP_NER))
+    assert "see Tarqa Wenu in October" in result.published_fields()["response_with_memory"]
+
+
+def test_a_sight_the_response_names_near_the_participants_home_is_redacted() -> None:
+    record = _trip_record("user lives in velmora with her sister")
+    (result,) = deidentify_records([record], FixedNer(_TRIP_NER))
+    assert "Tarqa" not in result.published_fields()["response_with_memory"]
