@@ -43,7 +43,7 @@ from typing import Literal
 
 from mirage_bench.structs import field_values
 
-from .detectors import Entity, Recognizer, find_patterns, generalize_date, route_names
+from .detectors import Entity, Recognizer, bare_street, find_patterns, generalize_date, route_names
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
 from .evidence import (
     acronym_or_code,
@@ -785,6 +785,18 @@ def deidentify_records(
             }
             for name in ("response_with_memory", "response_without_memory"):
                 general_dates[f"{record.record_id}\0{name}"] = values
+    # likewise a street the memory-free response names without a number that no word of the
+    # participant's grounds ("live jazz on Calder Street"): the model's own knowledge
+    general_streets: dict[str, set[str]] = defaultdict(set)
+    for pid, group in by_participant.items():
+        for record in group:
+            keys = {
+                _key(e.text)
+                for e in patterns[record.response_without_memory]
+                if e.kind == "LOCATION" and bare_street(e.text) and not grounded_name(e.text, own[pid])
+            }
+            for name in ("response_with_memory", "response_without_memory"):
+                general_streets[f"{record.record_id}\0{name}"] = keys
     ner_raw: dict[str, list[Entity]] = {}
     combined: dict[str, list[tuple[str, list[Entity]]]] = defaultdict(list)
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
@@ -834,6 +846,7 @@ def deidentify_records(
                 and not writes_lowercase(text)
             )
             and not (e.kind == "DATE" and _is_response(slot) and _date_value(e.text) in general_dates[slot])
+            and not (e.kind == "LOCATION" and _is_response(slot) and _key(e.text) in general_streets[slot])
             # a town's name that is a word of a longer name NER found in a response ("from Kelso
             # Brannock Airport", where "Kelso" is also a town) is no town of its own there
             and not (

@@ -33,6 +33,7 @@ __all__ = [
     "Recognizer",
     "SpacyRecognizer",
     "UnionRecognizer",
+    "bare_street",
     "emoji_as_stops",
     "find_patterns",
     "generalize_date",
@@ -757,6 +758,19 @@ _ROUTE = re.compile(
     r"(?<![\w-])(?i:the)\s+(?P<v>(?:[A-Z][\w'\u00c0-\u024f-]*\s+){1,3}(?:Way|Trail|Path))\b"
     r"(?!['\u2019]?s?\s+[A-Z])"
 )
+
+
+_BARE_STREET_NAME = re.compile(rf"(?:[NSEW]\.?\s+)?(?:[A-Z][\w'\u00c0-\u024f-]+\s+){{1,2}}(?:{_BARE_STREET})")
+
+
+def bare_street(surface: str) -> bool:
+    """True for a street named without a house number ("Frenchmen Street", "Calder Road"), as the
+    address patterns find one; not "12 Calder Road".
+
+    >>> bare_street("Calder Road"), bare_street("12 Calder Road"), bare_street("Calder")
+    (True, False, False)
+    """
+    return _BARE_STREET_NAME.fullmatch(surface) is not None
 
 
 def route_names(text: str) -> list[str]:

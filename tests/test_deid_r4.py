@@ -278,3 +278,30 @@ def test_a_sight_the_response_names_near_the_participants_home_is_redacted() -> 
     record = _trip_record("user lives in velmora with her sister")
     (result,) = deidentify_records([record], FixedNer(_TRIP_NER))
     assert "Tarqa" not in result.published_fields()["response_with_memory"]
+
+
+# --- a street the memory-free response names by itself --------------------------------------------
+
+
+def test_a_street_the_memory_free_response_names_is_kept_in_both_responses() -> None:
+    record = _record(
+        query="what should my parents do on their weekend in town?",
+        retrieved_memories=["user's parents like jazz."],
+        response_with_memory="Your parents love jazz, so try an evening on Calder Street.",
+        response_without_memory="Dinner out, then live music on Calder Street.",
+    )
+    (result,) = deidentify_records([record], None)
+    fields = result.published_fields()
+    assert "on Calder Street" in fields["response_with_memory"]
+    assert "on Calder Street" in fields["response_without_memory"]
+
+
+def test_a_street_the_participant_wrote_is_redacted_in_both_responses() -> None:
+    record = _record(
+        query="any cafes near calder street? we just moved there",
+        retrieved_memories=["user lives on Calder Street."],
+        response_with_memory="Near Calder Street try the corner bakery.",
+        response_without_memory="Around Calder Street look for bakeries.",
+    )
+    (result,) = deidentify_records([record], None)
+    assert "calder" not in "\n".join(result.published_fields().values()).lower()
