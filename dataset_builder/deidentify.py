@@ -43,7 +43,7 @@ from typing import Literal
 
 from mirage_bench.structs import field_values
 
-from .detectors import Entity, Recognizer, find_patterns, generalize_date
+from .detectors import Entity, Recognizer, bare_street, find_patterns, generalize_date, route_names
 from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
 from .evidence import (
     acronym_or_code,
@@ -64,6 +64,7 @@ from .lexical import (
     find_short_names,
     rare_word_test,
     truecased_entities,
+    writes_lowercase,
 )
 from .preferences import RawPreferenceRecord
 from .public import (
@@ -322,6 +323,39 @@ def _public_url(url: str) -> bool:
     return name in PUBLIC_ENTITIES and not path.strip("/")  # "instagram.com/ana.b" names a person
 
 
+def url_host(url: str) -> str:
+    """The lowercase host of a web address, without a scheme, "www." or user part
+    ("https://www.Shop.example.com/menu" → "shop.example.com")."""
+    host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", url.strip().lower()).split("/")[0].split("@")[-1]
+    return host.removeprefix("www.")
+
+
+def host_written(url: str, text: str) -> bool:
+    """True when ``text`` writes the host of ``url`` itself (in any case, as a whole host, with or
+    without "www." or a path, or as an e-mail address's domain): "see kofibakes.com/menu" writes
+    the host of "kofibakes.com", while "apartments near the park" does not write "apartments.com"."""
+    host = url_host(url)
+    if not host:
+        return False
+    # also as an e-mail address's domain ("ana@kelvorabakes.com" writes "kelvorabakes.com")
+    pattern = rf"(?<![\w.-])(?:[a-z][a-z0-9+.-]*://)?(?:www\.)?{re.escape(host)}(?![\w-]|\.\w)"
+    return re.search(pattern, text.lower()) is not None
+
+
+#: A name written as a bare host ("Apartments.com"), which NER may call an organisation.
+_HOST_SHAPE = re.compile(r"[^\W_][\w-]*(?:\.[\w-]+)*\.[a-z]{2,12}", re.IGNORECASE)
+
+
+def _url_grounded(url: str, slot: str, own: frozenset[str], own_text: str) -> bool:
+    """True when a response's web address can have come from the participant. The memory-free
+    response saw only the query, so a site it names is its own knowledge unless the participant's
+    texts write that very host ("fonasa.cl" beside "inscribirme en fonasa" is the agency's site);
+    the memory-aware response's is grounded by any word of it the participant wrote."""
+    if slot.endswith("\0response_without_memory"):
+        return host_written(url, own_text)
+    return grounded(url, own)
+
+
 def _public_word(key: str, public: set[str]) -> bool:
     """True for a name public for the participant or an agency, ID scheme or platform anywhere."""
     return key in public or (key in PUBLIC_AGENCIES and len(key) > 3) or key in PUBLIC_ENTITIES
@@ -510,13 +544,15 @@ def _weak_ner(
     own: frozenset[str],
     *,
     addresses: Sequence[Entity] = (),
+    public: set[str] | frozenset[str] = frozenset(),
 ) -> bool:
     """True for a span only NER found that names nobody private.
 
     In a response, one that none of the participant's own words grounds ("the Peak District"
     suggested for a weekend away), unless it is a person or place in a sentence that names one of
     the participant's own places ("Osaka is great; … around Kuromon Market": a place near theirs,
-    which NER may call a person). Anywhere, an acronym or code NER calls an organisation or person
+    which NER may call a person), unless that place is ``public`` for them (a trip's destination:
+    "see Machu Picchu … hostels in Cusco"). Anywhere, an acronym or code NER calls an organisation or person
     ("UTR", "IR3"), except where a place stands ("Victoria, TX"). See
     :mod:`dataset_builder.evidence`.
     """
@@ -547,8 +583,13 @@ def _weak_ner(
             and line_start <= o.start < line_end
             and max(o.start - entity.end, entity.start - o.end) <= _ADDRESS_REACH
         ]
+        # a place public for the participant (a trip's destination, "hostels in Cusco") ties no
+        # sight near it to them
         return not any(
-            other.kind == "LOCATION" and other is not entity and grounded_name(other.text, own)
+            other.kind == "LOCATION"
+            and other is not entity
+            and grounded_name(other.text, own)
+            and _key(other.text) not in public
             for other in near
         )
     return (
@@ -627,6 +668,8 @@ def deidentify_records(
     articled: dict[str, set[str]] = defaultdict(set)
     employers: dict[str, set[str]] = defaultdict(set)
     patterns = {text: find_patterns(text) for text in unique}
+    # a named route ("the Pennine Way") anywhere in the participant's texts is public in all of them
+    routes: dict[str, set[str]] = defaultdict(set)
     countries = country_names()
     # a name NER calls a person, organisation or place in the participant's own words is not made
     # public by NER calling it a title in a response ("your Kilimani building" beside "lives in Kilimani")
@@ -649,6 +692,7 @@ def deidentify_records(
         place_keys[pid].update(_key(e.text) for e in ner_entities if e.kind == "LOCATION")
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         public[pid].update(media_titles(text))
+        routes[pid].update(_key(name) for name in route_names(text))
         titles = [
             _key(e.text)
             for e in ner_entities
@@ -697,6 +741,8 @@ def deidentify_records(
         public[pid] |= trip_places([text for _, _, text in jobs_of], place_keys[pid] - name_parts)
     for pid in public:
         public[pid] -= employers[pid]
+    for pid, keys in routes.items():
+        public[pid] |= keys
     # a one-word "person" written after an article anywhere in the participant's texts, also where
     # NER did not label it ("the Elterngeld thing"), unless a cue names it a person or it is a word
     # of a longer name
@@ -739,19 +785,43 @@ def deidentify_records(
             }
             for name in ("response_with_memory", "response_without_memory"):
                 general_dates[f"{record.record_id}\0{name}"] = values
+    # likewise a street the memory-free response names without a number that no word of the
+    # participant's grounds ("live jazz on Calder Street"): the model's own knowledge
+    general_streets: dict[str, set[str]] = defaultdict(set)
+    for pid, group in by_participant.items():
+        for record in group:
+            keys = {
+                _key(e.text)
+                for e in patterns[record.response_without_memory]
+                if e.kind == "LOCATION" and bare_street(e.text) and not grounded_name(e.text, own[pid])
+            }
+            for name in ("response_with_memory", "response_without_memory"):
+                general_streets[f"{record.record_id}\0{name}"] = keys
     ner_raw: dict[str, list[Entity]] = {}
     combined: dict[str, list[tuple[str, list[Entity]]]] = defaultdict(list)
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
         if slot:
             ner_raw[slot] = [e for e in ner_entities if e.kind in _NAMED_KINDS]
+        raw_ner = ner_entities
         ner_entities = [
             e
             for e in map(_without_honorific, filter(None, map(_without_greeting, ner_entities)))
             if e.kind != "PUBLIC"
             and not _public_in_context(e, text, public[pid])
             and not _common_phrase(_key(e.text), common[pid])
-            and not _weak_ner(e, text, ner_entities, _is_response(slot), own[pid], addresses=patterns[text])
+            and not _weak_ner(
+                e,
+                text,
+                ner_entities,
+                _is_response(slot),
+                own[pid],
+                addresses=patterns[text],
+                public=public[pid],
+            )
             and not (e.kind == "PERSON" and _key(e.text) in articled[pid])
+            and not (
+                _HOST_SHAPE.fullmatch(e.text) and not _url_grounded(e.text, slot, own[pid], own_text[pid])
+            )
         ]
         cued = [
             e
@@ -760,9 +830,30 @@ def deidentify_records(
             and not (
                 e.kind == "PERSON" and e.source in _OVERRIDABLE_SOURCES and _key(e.text) in articled[pid]
             )
-            and not (e.kind == "URL" and _is_response(slot) and not grounded(e.text, own[pid]))
+            and not (
+                e.kind == "URL"
+                and _is_response(slot)
+                and not _url_grounded(e.text, slot, own[pid], own_text[pid])
+            )
             and not (e.kind == "URL" and _public_url(e.text))
+            and not (e.kind == "LOCATION" and _key(e.text) in routes[pid])
+            # a town's name in lowercase in a model-written response that capitalises its sentences
+            # is the everyday word ("book lunch in advance", "meet in reading groups")
+            and not (
+                e.source == "places"
+                and _is_response(slot)
+                and e.text.islower()
+                and not writes_lowercase(text)
+            )
             and not (e.kind == "DATE" and _is_response(slot) and _date_value(e.text) in general_dates[slot])
+            and not (e.kind == "LOCATION" and _is_response(slot) and _key(e.text) in general_streets[slot])
+            # a town's name that is a word of a longer name NER found in a response ("from Kelso
+            # Brannock Airport", where "Kelso" is also a town) is no town of its own there
+            and not (
+                e.source == "places"
+                and _is_response(slot)
+                and any(o.start <= e.start and o.end > e.end and o.kind in _NAMED_KINDS for o in raw_ner)
+            )
         ]
         cued = [
             e

@@ -33,10 +33,13 @@ __all__ = [
     "Recognizer",
     "SpacyRecognizer",
     "UnionRecognizer",
+    "bare_street",
+    "emoji_as_stops",
     "find_patterns",
     "generalize_date",
     "public_mention",
     "resolve_overlaps",
+    "route_names",
 ]
 
 ENTITY_KINDS: tuple[str, ...] = (
@@ -748,6 +751,39 @@ _PLACEHOLDER = re.compile(r"\[[A-Z_]+(?:_\d+)?\]")
 _CASED = re.compile(r"(?:^|[.!?]\s+)[A-Z]")
 
 
+#: A named route after "the" ("the Pennine Way", "the Otter Creek Trail"): no house number before
+#: it, no capitalised word after it (that would make it the head of a longer name, "the Otter
+#: Creek Trail Runners").
+_ROUTE = re.compile(
+    r"(?<![\w-])(?i:the)\s+(?P<v>(?:[A-Z][\w'\u00c0-\u024f-]*\s+){1,3}(?:Way|Trail|Path))\b"
+    r"(?!['\u2019]?s?\s+[A-Z])"
+)
+
+
+_BARE_STREET_NAME = re.compile(rf"(?:[NSEW]\.?\s+)?(?:[A-Z][\w'\u00c0-\u024f-]+\s+){{1,2}}(?:{_BARE_STREET})")
+
+
+def bare_street(surface: str) -> bool:
+    """True for a street named without a house number ("Frenchmen Street", "Calder Road"), as the
+    address patterns find one; not "12 Calder Road".
+
+    >>> bare_street("Calder Road"), bare_street("12 Calder Road"), bare_street("Calder")
+    (True, False, False)
+    """
+    return _BARE_STREET_NAME.fullmatch(surface) is not None
+
+
+def route_names(text: str) -> list[str]:
+    """The named long-distance routes of ``text``: a capitalised name ending in "Way", "Trail" or
+    "Path" after "the", with no number before it. A street takes a house number and no article
+    ("12 Maple Way", "lives on Maple Way"); a route takes "the" and is walked, not lived at.
+
+    >>> route_names("we walk the Pennine Way in June, then the Coastal Trail Runners meet")
+    ['Pennine Way']
+    """
+    return [m.group("v") for m in _ROUTE.finditer(text) if not re.search(r"\d,?\s*$", text[: m.start()])]
+
+
 def start_mid_word(text: str, start: int) -> bool:
     """True when offset ``start`` is inside a word (a letter or digit right before it).
 
@@ -856,8 +892,11 @@ _SYMBOLS = re.compile(r"\s*[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\ufe0
 
 
 #: A lowercase preposition between two capitalised words inside one span: NER ran two names
-#: together ("Fielder to Acme's"); "of", "de", "van" and the like stay inside names.
-_INNER_PREPOSITION = re.compile(r"(?<=\w)\s+(?:to|for|from|with|at|into|via|by)\s+(?=[A-Z\u00c0-\u00de])")
+#: together ("Fielder to Acme's", "Tavi Noodle Bar on Quickbite"); "of", "de", "van" and the
+#: like stay inside names.
+_INNER_PREPOSITION = re.compile(
+    r"(?<=\w)\s+(?:to|for|from|with|at|into|via|by|on|in)\s+(?=[A-Z\u00c0-\u00de])"
+)
 
 
 def _split_at_prepositions(entity: Entity) -> list[Entity]:
@@ -1027,6 +1066,29 @@ def _split_at_separators(entity: Entity) -> list[Entity]:
     return _pieces_between(entity, list(_SEPARATORS.finditer(entity.text)), chars=" .,;:'\"()")
 
 
+#: A run of pictographs (with their skin-tone, gender and joiner marks) between words.
+_EMOJI_RUN = re.compile(
+    r"(?<=\S)[ \t]*(?P<e>[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]"
+    r"[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\u200d\ufe0f]*)(?=[ \t]+\S)"
+)
+
+
+def emoji_as_stops(text: str) -> str:
+    """``text`` with each run of emoji between two words written as a full stop and spaces, of the
+    same length: a writer who ends a sentence with an emoji ("done ✅ Marathon prep is on") starts
+    the next one with a capital that is no name. Offsets stay those of ``text``.
+
+    >>> emoji_as_stops("done ✅ Marathon prep")
+    'done . Marathon prep'
+    """
+
+    def stop(m: re.Match[str]) -> str:
+        run = m.group("e")
+        return m.group(0)[: m.start("e") - m.start()] + "." + " " * (len(run) - 1)
+
+    return _EMOJI_RUN.sub(stop, text)
+
+
 class SpacyRecognizer:
     """spaCy named-entity recognizer (PERSON, ORG, GPE/LOC/FAC), loaded lazily and offline.
 
@@ -1093,7 +1155,9 @@ class SpacyRecognizer:
         self.load()
         self._tagged = "tagger" in self._nlp.pipe_names
         results: list[list[Entity]] = []
-        for doc in self._nlp.pipe(list(texts), batch_size=self.batch_size):
+        texts = list(texts)
+        copies = [emoji_as_stops(text) for text in texts]
+        for original, doc in zip(texts, self._nlp.pipe(copies, batch_size=self.batch_size), strict=True):
             entities: list[Entity] = []
             cased = bool(_CASED.search(doc.text))
             covered = 0  # the end of a span extended over the model's next entity
@@ -1167,7 +1231,9 @@ class SpacyRecognizer:
                 for piece in (p for s in _split_at_separators(entity) for p in _split_at_symbols(s)):
                     for part in _split_at_prepositions(piece):
                         entities += _split_place(part)
-            results.append([Entity(e.start, e.end, e.kind, e.text, "ner") for e in entities])
+            results.append(
+                [Entity(e.start, e.end, e.kind, original[e.start : e.end], "ner") for e in entities]
+            )
         return results
 
 
