@@ -552,7 +552,7 @@ def _weak_ner(
     suggested for a weekend away), unless it is a person or place in a sentence that names one of
     the participant's own places ("Osaka is great; … around Kuromon Market": a place near theirs,
     which NER may call a person), unless that place is ``public`` for them (a trip's destination:
-    "see Machu Picchu … hostels in Cusco"). Anywhere, an acronym or code NER calls an organisation or person
+    "see Mount Quorra … hostels in Velmora"). Anywhere, an acronym or code NER calls an organisation or person
     ("UTR", "IR3"), except where a place stands ("Victoria, TX"). See
     :mod:`dataset_builder.evidence`.
     """
@@ -583,7 +583,7 @@ def _weak_ner(
             and line_start <= o.start < line_end
             and max(o.start - entity.end, entity.start - o.end) <= _ADDRESS_REACH
         ]
-        # a place public for the participant (a trip's destination, "hostels in Cusco") ties no
+        # a place public for the participant (a trip's destination, "hostels in Velmora") ties no
         # sight near it to them
         return not any(
             other.kind == "LOCATION"

@@ -401,7 +401,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     # a street type written before the name, abbreviated or in full, then a house number ("ul.
-    # grunwaldzka 212", "al. Jana Pawła 14/3", "str. Lalelelor 7", "c/ mayor 5"): Central and
+    # tarnowska 18", "al. Jana Pawła 14/3", "str. Lalelelor 7", "c/ mayor 5"): Central and
     # Eastern European and Iberian order, in any case
     (
         "LOCATION",
@@ -501,7 +501,7 @@ _NOT_NAME = frozenset(
     bakes owns runs manages helps lends borrows sells buys pays earns starts started finished joins
     joined left leaves retired retires passed died""".split()
 )
-#: Everyday words that are also first names, after "is" a name ("user's pastor is will broussard":
+#: Everyday words that are also first names, after "is" a name ("user's pastor is will fontenot":
 #: "is will" is no verb phrase), when another lowercase word follows.
 _EVERYDAY_NAME = (
     r"(?:will|may|grace|rose|mark|bill|pat|ruby|jack|frank|hope|joy|faith|ray|max|drew|dawn)"

@@ -9,10 +9,10 @@ with no capital letter for an NER model to see. These recognizers read the cue i
 * a venue after "at the" written with a capital ("climbs at the Depot");
 * a named feature of a place ("runs along the grand canal", "near the Water of Leith");
 * a school or university named by its type in any position ("does trinity college dublin …");
-* a lowercase name after a title or form of address ("mr sipho khumalo", "frau mair", "oma resi
+* a lowercase name after a title or form of address ("mr thabo ndlovu", "frau berger", "oma liesl
   turns 85"), and the practice after "<someone's doctor> is at";
-* the pieces of an address given as one ("address is 14 church hill, ennistymon", "lives at ul.
-  grunwaldzka 212, gdańsk-wrzeszcz").
+* the pieces of an address given as one ("address is 9 mill lane, drumkeel", "lives at ul.
+  tarnowska 18, kraków-podgórze").
 
 Each returns :class:`~dataset_builder.detectors.Entity` spans with its own ``source`` name so the
 de-identifier can weigh them against the NER model's labels.
@@ -140,7 +140,7 @@ def _first_words(
 
 
 #: Where someone's doctor is: the practice after "<provider> is at", in any case and language
-#: ("user's gp is at przychodnia zdrowie na morenie"), up to six words.
+#: ("user's gp is at przychodnia pod lipami"), up to six words.
 _PROVIDER_AT = re.compile(
     r"(?:\b(?:my|our|his|her|their|your)|['\u2019]s)\s+(?:new\s+|family\s+)?"
     r"(?:gp|doctor|dentist|physio|vet|therapist|optician|paediatrician|pediatrician|midwife|"
@@ -151,8 +151,8 @@ _PROVIDER_AT = re.compile(
 
 
 def find_practices(text: str) -> list[Entity]:
-    """The practice after "<someone's doctor> is at" ("user's gp is at przychodnia zdrowie na
-    morenie"), up to the first everyday word; not after "the" ("is at the health centre"), not a
+    """The practice after "<someone's doctor> is at" ("user's gp is at przychodnia pod
+    lipami"), up to the first everyday word; not after "the" ("is at the health centre"), not a
     public name, and not "the vet is at lunch" (no one's own doctor)."""
     found = []
     for m in _PROVIDER_AT.finditer(text):
@@ -280,7 +280,7 @@ def find_lowercase_people(text: str) -> list[Entity]:
 
 
 #: Titles written before a name in any case: English honorifics and clergy, and forms of address
-#: of other languages ("mr sipho khumalo", "pastor will asked", "frau mair", "oma resi"). Not "ms"
+#: of other languages ("mr thabo ndlovu", "pastor will asked", "frau berger", "oma liesl"). Not "ms"
 #: (Microsoft, multiple sclerosis) nor the address words that are also English words ("ate", "don").
 _TITLE = (
     r"(?:mr|mrs|mister|dr|prof|professor|sir|dame|pastor|reverend|rev|revd|vicar|rabbi|imam|sheikh|"
@@ -320,8 +320,8 @@ _VERB_AFTER_NAME = re.compile(
 
 
 def find_titled_people(text: str) -> list[Entity]:
-    """A name in lowercase after a title or a form of address ("mr sipho khumalo", "frau mair",
-    "oma resi turns 85"): up to two words, stopping at an everyday word. An everyday-word name
+    """A name in lowercase after a title or a form of address ("mr thabo ndlovu", "frau berger",
+    "oma liesl turns 85"): up to two words, stopping at an everyday word. An everyday-word name
     counts only before a verb it cannot take ("pastor will asked", not "the pastor will lead"), and a
     title inside a Romance phrase is a noun ("tacos al pastor")."""
     from .resolver import _COMMON_WORD_NAMES, foreign_stop_words  # the resolver builds on this module
@@ -342,7 +342,7 @@ def find_titled_people(text: str) -> list[Entity]:
                 if not _VERB_AFTER_NAME.match(text, m.start("v") + w.start() + len(bare)):
                     break
             elif bare in _NEVER or bare in _NOT_NAME_AFTER_TITLE or bare in foreign:
-                break  # "tía en quilpue": a function word of another language ends the name too
+                break  # "tía en quelvén": a function word of another language ends the name too
             kept.append(w)
             if re.search(r"[,.;:!?)'\"\u2019]$", w.group(0)):
                 break
@@ -357,7 +357,7 @@ def find_titled_people(text: str) -> list[Entity]:
             continue  # "uncle bought a car", "dr fixed my knee", "sir thanks a lot": a verb, not a name
         if kin and re.fullmatch(r"[a-z]{3,}ed", _fold_word(kept[0].group(0))):
             continue  # "auntie cooked jollof": a past tense
-        if kin:  # one word, then what ends a name ("oma resi turns 85", "(oma resi)"), not "nonna made pasta"
+        if kin:  # one word, then what ends a name ("oma ute turns 85", "(oma ute)"), not "nonna made pasta"
             end = m.start("v") + kept[0].start() + len(_fold_word(kept[0].group(0)))
             nxt = re.match(r"[ \t]+([^\W\d_]+)", text[end:])
             if (
@@ -759,7 +759,7 @@ _QUOTED_GROUP = re.compile(
 )
 
 
-#: A conjunction inside a business's name ("glina i ogień", "Pan y Brasa", "sal e pepe").
+#: A conjunction inside a business's name ("piec i chleb", "Pan y Brasa", "sal e pepe").
 _JOINER = re.compile(r"i|y|e|und|et|og|och|en|n|'n'", _I)
 
 
@@ -773,7 +773,7 @@ def find_called_organisations(text: str) -> list[Entity]:
         kept: list[re.Match[str]] = []
         cased = m.group("v")[:1].isupper()
         words = list(re.finditer(r"\S+", m.group("v")))
-        joined = False  # "glina i ogień", "pan y vino": a conjunction between two words of one name
+        joined = False  # "piec i chleb", "pan y vino": a conjunction between two words of one name
         for i, w in enumerate(words):
             word = w.group(0)
             after = words[i + 1].group(0) if i + 1 < len(words) else ""
@@ -851,15 +851,15 @@ def _with_unit_word(text: str, spans: list[Entity]) -> list[Entity]:
 
 
 def _streets_without_type(text: str, spans: list[Entity], known: set[str]) -> list[Entity]:
-    """A known street written here without its street type: "Grunwaldzka 212" beside a known
-    "ul. grunwaldzka 212" is that street."""
+    """A known street written here without its street type: "Tarnowska 18" beside a known
+    "ul. tarnowska 18" is that street."""
     out = list(spans)
 
     def free(start: int, end: int) -> bool:
         return not any(e.start < end and e.end > start for e in out)
 
     folded = text.lower()
-    for name in known:  # "ul. grunwaldzka 212" is known: "Grunwaldzka 212" is that street
+    for name in known:  # "ul. tarnowska 18" is known: "Tarnowska 18" is that street
         m = _STREET_PREFIX.match(name)
         if m is None:
             continue
@@ -878,8 +878,8 @@ def extend_place_parts(text: str, entities: list[Entity], known: set[str] = froz
     ("from Lekki Phase 1" beside a known "Lekki"). A street (a span ending in a street type, of any
     named kind: NER calls some streets people) takes the house number written after it ("Hauptstr.
     31"), a town's compass side before "of" and a place is a place too ("the west end of …"), and a
-    known street written with its type first is that street without it ("Grunwaldzka 212" beside a
-    known "ul. grunwaldzka 212")."""
+    known street written with its type first is that street without it ("Tarnowska 18" beside a
+    known "ul. tarnowska 18")."""
     spans = list(entities)
     if known:
         folded = text.lower()
@@ -1037,9 +1037,9 @@ _CJK_NAME = re.compile(
 
 
 #: An address given as such, or a home or business "at" a street with a house number: its pieces
-#: between commas to the end of the sentence are the address's parts ("user's address is 14 church
-#: hill, ennistymon, V95 R2X7", "user lives at ul. grunwaldzka 212, gdańsk-wrzeszcz", "a coffee shop
-#: at 58 lê đình dương, hải châu").
+#: between commas to the end of the sentence are the address's parts ("user's address is 9 mill
+#: lane, drumkeel, F92 X3K4", "user lives at ul. tarnowska 18, kraków-podgórze", "a coffee shop
+#: at 12 trần phú, sơn trà").
 _ADDRESS_GIVEN = re.compile(
     r"(?<!mail\s)(?<!e-mail\s)(?<!web\s)(?<!ip\s)(?<!mac\s)\b(?:(?:address|addr)(?:\s+is|\s*:)|"
     r"(?:lives?|living|rents?|renting|based|located|"
@@ -1061,7 +1061,7 @@ _ADDRESS_PIECE = re.compile(r"[^,]+")
 def find_address_lines(text: str) -> list[Entity]:
     """The parts of an address the text gives as one: after "address is"/"address:", every piece
     between commas to the end of the sentence; after a home or business "at", the same when the
-    first piece holds a house number ("lives at 7 ridge view, carnmore"). A piece is at most four
+    first piece holds a house number ("lives at 7 birch view, drumkeel"). A piece is at most four
     words and no everyday sentence; a capitalised piece, a postcode in capitals and a block address
     ("5-chōme", whose word readers need) are left to the other recognizers."""
     found: list[Entity] = []
@@ -1097,7 +1097,7 @@ def find_address_lines(text: str) -> list[Entity]:
             if any(e.start < end and e.end > start for e in found):
                 continue
             code = re.match(r"(\d{4,5})[ \t]+(?=[^\W\d_])", surface) if n else None
-            if code:  # "6130 schwaz": the postcode and the town are two places
+            if code:  # "6020 velden": the postcode and the town are two places
                 found.append(Entity(start, start + len(code.group(1)), "LOCATION", code.group(1), "home"))
                 start += code.end()
             found.append(Entity(start, end, "LOCATION", text[start:end], "home"))
