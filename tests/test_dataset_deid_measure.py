@@ -34,6 +34,7 @@ ROOT = FIX.parent.parent.parent
 HELDOUT = FIX / "deid_heldout_memories.jsonl"
 TUNING = FIX / "deid_tuning_memories.jsonl"
 README_CORPORA = (
+    "deid_heldout7_memories.jsonl",
     "deid_heldout6_memories.jsonl",
     "deid_heldout5_memories.jsonl",
     "deid_heldout_memories.jsonl",
@@ -45,19 +46,26 @@ README_CORPORA = (
     "planted_pii_heldout.jsonl",
 )
 #: The corpora written blind to the code by someone else and later demoted to tuning (the third and
-#: fourth on 2026-12-01, the fifth on 2026-12-01 after its misses were read): they do not yet meet the
-#: whole bar (see docs/deidentification.md); the others do.
+#: fourth on 2026-12-01, the fifth on 2026-12-01 after its misses were read): they meet the recall,
+#: leak, publication and over-redaction parts of the bar, not yet one placeholder per entity (see
+#: docs/deidentification.md).
 BLIND_CORPORA = (
     "deid_heldout3_memories.jsonl",
     "deid_heldout4_memories.jsonl",
     "deid_heldout5_memories.jsonl",
 )
+#: Written blind by someone else, measured blind, then demoted to tuning (2026-12-02, third
+#: session) and tuned on for one round: its figures are regression checks (the README table test
+#: pins them), and it does not meet the recall part of the bar yet.
+DEMOTED_CORPORA = ("deid_heldout6_memories.jsonl",)
 #: Written blind by someone else and never tuned on: kept outside the repository while the detectors
-#: changed (2026-12-02) and measured blind at the end (docs/deidentification.md, "Sixth held-out
-#: corpus"). Its column is the honest estimate; the bar is not met on it, and no assertion here may
-#: be tuned to it.
-HELDOUT_CORPORA = ("deid_heldout6_memories.jsonl",)
-BAR_CORPORA = tuple(name for name in README_CORPORA if name not in BLIND_CORPORA + HELDOUT_CORPORA)
+#: changed (2026-12-02, third session) and measured blind at the start and at the end
+#: (docs/deidentification.md, "Seventh held-out corpus"). Its column is the honest estimate; the bar
+#: is not met on it, and no assertion here may be tuned to it.
+HELDOUT_CORPORA = ("deid_heldout7_memories.jsonl",)
+BAR_CORPORA = tuple(
+    name for name in README_CORPORA if name not in BLIND_CORPORA + DEMOTED_CORPORA + HELDOUT_CORPORA
+)
 
 
 @pytest.fixture(scope="module")
@@ -283,6 +291,16 @@ def test_heldout_corpus_is_complete_and_self_consistent() -> None:
     assert all(item.entity for items in corpus.items.values() for item in items)
 
 
+def test_seventh_heldout_corpus_is_complete_and_self_consistent() -> None:
+    corpus = load_planted_corpus(FIX / "deid_heldout7_memories.jsonl")
+    assert len(corpus.records) == 60
+    assert len({r.participant_id for r in corpus.records}) == 10
+    assert {item.kind for items in corpus.items.values() for item in items} == set(ENTITY_KINDS)
+    assert sum(len(items) for items in corpus.items.values()) == 259
+    assert sum(len(keep) for keep in corpus.must_keep.values()) == 258
+    assert all(item.entity for items in corpus.items.values() for item in items)
+
+
 def test_sixth_heldout_corpus_is_complete_and_self_consistent() -> None:
     corpus = load_planted_corpus(FIX / "deid_heldout6_memories.jsonl")
     assert len(corpus.records) == 60
@@ -305,14 +323,14 @@ def test_readme_table_is_the_deidentify_command_output(ner: SpacyRecognizer) -> 
     for name in BAR_CORPORA:
         assert bar_failures(by_name[name]) == [], name
         assert by_name[name].leaks_in_published == 0, name
-    # the third to fifth, written blind to the code and tuned on since, meet the recall and
-    # publication parts of the bar, and no planted identifier of the third and fourth is published
+    # the third to fifth, written blind to the code and tuned on since, meet the recall, publication
+    # and over-redaction parts of the bar, and none of their planted identifiers is published
     for name in BLIND_CORPORA:
         blind = by_name[name]
         assert all(row["recall"] >= 0.95 for row in blind.per_kind.values()), (name, blind.per_kind)
         assert blind.published >= 0.8 * blind.comparisons, name
-    assert by_name["deid_heldout3_memories.jsonl"].leaks_in_published == 0
-    assert by_name["deid_heldout4_memories.jsonl"].leaks_in_published == 0
+        assert blind.leaks_in_published == 0, name
+        assert blind.over_redaction["rate"] <= 0.05, (name, blind.over_redaction["rate"])
 
 
 def test_cli_reports_over_redaction_consistency_and_participants() -> None:
