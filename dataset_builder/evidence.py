@@ -169,6 +169,29 @@ _CAPITALS_WORD = re.compile(r"(?<![\w-])[^\W\d_]{3,6}(?![\w-])")
 _SITE = re.compile(r"(?<![\w@./-])([a-z][a-z0-9-]{2,})\.(?:[a-z]{2,3})(?:\.[a-z]{2})?(?![\w@-])")
 
 
+#: The word right before an offset, and the spaces, quotes or bracket between (see :func:`_word_before`).
+_WORD_BEFORE = re.compile(r"([^\W\d_][\w'-]*)[ \t\"'(]*$")
+_TAIL_RUN = re.compile(r"[ \t\"'(]*")
+_WORD_RUN = re.compile(r"[\w'-]*")
+
+
+def _word_before(text: str, reverse: str, end: int) -> re.Match[str] | None:
+    """``_WORD_BEFORE.search(text[:end])``, in offsets of ``text`` (``reverse`` is ``text[::-1]``),
+    searched only from the start of the last run of word characters before ``end``: a match can
+    start nowhere earlier, and a search of the whole prefix takes time quadratic in a long word
+    and linear in the prefix for every call.
+
+    >>> text = "Neither PZU"
+    >>> _word_before(text, text[::-1], 8).group(1)
+    'Neither'
+    """
+    n = len(text)
+    stop = end - 1 if end and text[end - 1] == "\n" else end  # "$" also stands before a final line break
+    tail = _TAIL_RUN.match(reverse, n - stop).end()
+    word = _WORD_RUN.match(reverse, tail).end()
+    return _WORD_BEFORE.search(text, n - word, end)
+
+
 def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Sequence[str]) -> set[str]:
     """The folded words the participant writes in lowercase ("is pzu or warta cheaper", "when do
     bece results come out") that a response written without their memories (``unaware``) spells as
@@ -189,11 +212,12 @@ def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Seq
 
     spelled: set[str] = set()
     for text in unaware:
+        reverse = text[::-1]
         for m in _CAPITALS_WORD.finditer(text):
             word = m.group(0)
             if not word.isupper():
                 continue
-            before = re.search(r"([^\W\d_][\w'-]*)[ \t\"'(]*$", text[: m.start()])
+            before = _word_before(text, reverse, m.start())
             if before and sentence_bounds(text, before.start(1), before.end(1))[0] >= before.start(1) - 1:
                 before = None  # "El RUT se escribe…": the capital of a sentence's first word
             after = re.match(r"[ \t\"')]*([^\W\d_][\w'-]*)", text[m.end() :])
