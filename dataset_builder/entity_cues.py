@@ -279,14 +279,19 @@ def find_lowercase_people(text: str) -> list[Entity]:
     return found
 
 
-#: Titles written before a name in any case: English honorifics and clergy, and forms of address
-#: of other languages ("mr thabo ndlovu", "pastor will asked", "frau berger", "oma liesl"). Not "ms"
-#: (Microsoft, multiple sclerosis) nor the address words that are also English words ("ate", "don").
+#: The forms of address that are also kinship words ("oma", "uncle", "tía"): after "my" or "user's"
+#: they are the relation word, and a verb can follow them ("auntie cooked jollof").
+_KIN_WORDS = """tante oncle tia tío tía tio auntie aunty aunt uncle abuela abuelo nonna nonno oma opa lola
+lolo tita tito mzee kuya babcia dziadek bunica yiayia pappou gogo mormor morfar farmor farfar""".split()
+_KIN_TITLES = frozenset(_KIN_WORDS)
+#: Titles written in lowercase before a name in lowercase: English honorifics and clergy, and forms
+#: of address of other languages ("mr thabo ndlovu", "pastor will asked", "frau berger", "oma liesl";
+#: a capitalised title is NER's). Not "ms" (Microsoft, multiple sclerosis) nor the address words that
+#: are also English words ("ate", "don").
 _TITLE = (
     r"(?:mr|mrs|mister|dr|prof|professor|sir|dame|pastor|reverend|rev|revd|vicar|rabbi|imam|sheikh|"
-    r"herr|frau|monsieur|madame|mme|señor|señora|senhor|senhora|signor|signora|dona|doña|tante|oncle|"
-    r"tia|tío|tía|tio|auntie|aunty|aunt|uncle|abuela|abuelo|nonna|nonno|oma|opa|lola|lolo|tita|tito|"
-    r"mzee|kuya|babcia|dziadek|bunica|yiayia|pappou|gogo|mormor|morfar|farmor|farfar)"
+    r"herr|frau|monsieur|madame|mme|señor|señora|senhor|senhora|signor|signora|dona|doña|"
+    rf"{'|'.join(_KIN_WORDS)})"
 )
 _TITLED = re.compile(
     rf"(?<![\w'./@-])(?P<t>{_TITLE})\.?[ \t]+(?P<v>[a-z\u00df-\u024f][\w\u00df-\u024f'-]*"
@@ -299,12 +304,6 @@ def _fold_word(word: str) -> str:
     return re.sub(r"(?:['\u2019]s)?[,.;:!?)'\"\u2019]*$", "", word).lower()
 
 
-#: The forms of address that are also kinship words ("oma", "uncle", "tía"): after "my" or "user's"
-#: they are the relation word, and a verb can follow them ("auntie cooked jollof").
-_KIN_TITLES = frozenset(
-    """tante oncle tia tío tía tio auntie aunty aunt uncle abuela abuelo nonna nonno oma opa lola lolo tita
-    tito mzee kuya babcia dziadek bunica yiayia pappou gogo mormor morfar farmor farfar""".split()
-)
 _POSSESSED = re.compile(r"(?:\b(?:my|our|your|his|her|their|the|a)|['\u2019]s)\s+$", _I)
 #: What follows a verb and no name: an article, a pronoun or a possessive ("dr fixed my knee").
 _OBJECT_AFTER = re.compile(r"[ \t]+(?:a|an|the|me|him|us|them|my|your|our|their|it|this|some)\b", _I)
