@@ -208,7 +208,7 @@ def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Seq
     >>> spelled_acronyms(["i work at pzu"], ["PZU is big"], ["i work at pzu"])
     set()
     """
-    from .public import near_anchor, work_context
+    from .public import anchored_word
 
     spelled: set[str] = set()
     for text in unaware:
@@ -229,17 +229,13 @@ def spelled_acronyms(own: Sequence[str], unaware: Sequence[str], everything: Seq
             if not any(m.group(0).lower() in t.lower() for t in own):
                 spelled.add(_fold(m.group(1)))
     result: set[str] = set()
+    folded = [(_fold(text), text) for text in everything]
     for word in spelled:
         pattern = re.compile(rf"(?<![\w@./-]){re.escape(word)}(?![\w@-])")
         written = [text[m.start() : m.end()] for text in own for m in pattern.finditer(_fold(text))]
         if not written or not all(w.islower() for w in written):
             continue
-        anchored = any(
-            near_anchor(text, m.start(), m.end()) or work_context(text, m.start(), m.end())
-            for text in everything
-            for m in pattern.finditer(_fold(text))
-        )
-        if not anchored:
+        if not anchored_word(word, folded):
             result.add(word)
     return result
 
@@ -304,16 +300,12 @@ def articled_by_unaware(unaware: Sequence[str], everything: Sequence[str]) -> se
     >>> articled_by_unaware(["Ask the Velmora Clinic."], ["ask velmora"])
     set()
     """
-    from .public import near_anchor, work_context
+    from .public import anchored_word
 
     found = {_fold(m.group(1)) for text in unaware for m in _THE_NAME.finditer(text)} - _stop_words()
     result = set()
+    folded = [(_fold(text), text) for text in everything]
     for word in found:
-        pattern = re.compile(rf"(?<![\w@./-]){re.escape(word)}(?![\w@-])")
-        if not any(
-            near_anchor(text, m.start(), m.end()) or work_context(text, m.start(), m.end())
-            for text in everything
-            for m in pattern.finditer(_fold(text))
-        ):
+        if not anchored_word(word, folded):
             result.add(word)
     return result

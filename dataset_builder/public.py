@@ -56,6 +56,7 @@ __all__ = [
     "trip_places",
     "landmark_name",
     "landmarks",
+    "anchored_word",
     "articled_words",
     "anchored_place",
 ]
@@ -832,11 +833,25 @@ def alternatives(texts: Sequence[str], public: Iterable[str]) -> set[str]:
     )
     result = set()
     for name in found:
-        occurrence = re.compile(rf"(?<![\w@./-]){re.escape(name)}(?![\w@-])")
-        if not any(
-            near_anchor(text, m.start(), m.end()) or work_context(text, m.start(), m.end())
-            for low, text in folded
-            for m in occurrence.finditer(low)
-        ):
+        if not anchored_word(name, folded):
             result.add(name)
     return result
+
+
+def anchored_word(word: str, folded: Iterable[tuple[str, str]]) -> bool:
+    """True when a text writes ``word`` (folded, as a whole word: no letter, digit, "@", "." or
+    hyphen joined to it) near a home, family or work (:func:`near_anchor`, :func:`work_context`):
+    it may be the participant's employer, school or town, whatever else makes it look public.
+    ``folded`` pairs each text's folded copy, of the same length, with the text.
+
+    >>> anchored_word("dorna", [("i work at dorna", "i work at dorna")])
+    True
+    >>> anchored_word("dorna", [("is dorna cheaper", "is dorna cheaper")])
+    False
+    """
+    pattern = re.compile(rf"(?<![\w@./-]){re.escape(word)}(?![\w@-])")
+    return any(
+        near_anchor(text, m.start(), m.end()) or work_context(text, m.start(), m.end())
+        for low, text in folded
+        for m in pattern.finditer(low)
+    )
