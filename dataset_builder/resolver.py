@@ -1143,30 +1143,28 @@ class ParticipantRedactor:
             if not re.fullmatch(r"[^\W\d_]+", key.split()[0]):
                 continue
             first_names[key.split()[0]].add(root(("PERSON", key)))
-        for key in people:
-            if len(key.split()) != 1 or len(key) < 3 or root(("PERSON", key)) != ("PERSON", key):
-                continue
-            owners = {
-                owner
-                for name, roots in first_names.items()
-                if name.startswith(key) and len(name) >= len(key) + 2
-                for owner in roots
-            }
-            if len(owners) == 1:
-                join(("PERSON", key), next(iter(owners)))
+
+        def join_short_forms(shortest: int, longer_by: int, *, ends: bool) -> None:
+            """A one-word name of ``shortest`` letters or more, joined to nothing yet, that begins
+            (``ends``: ends) known first names ``longer_by`` letters longer or more, all of one
+            person, joins that person."""
+            for key in people:
+                if len(key.split()) != 1 or len(key) < shortest or root(("PERSON", key)) != ("PERSON", key):
+                    continue
+                owners = {
+                    owner
+                    for name, roots in first_names.items()
+                    if (name.endswith(key) if ends else name.startswith(key))
+                    and len(name) >= len(key) + longer_by
+                    for owner in roots
+                }
+                if len(owners) == 1:
+                    join(("PERSON", key), next(iter(owners)))
+
+        join_short_forms(3, 2, ends=False)  # "lari" of "Larissa"
         # a short form that ends exactly one known first name three letters longer or more ("lina" of
         # "Carolina", "tino" of "Valentino")
-        for key in people:
-            if len(key.split()) != 1 or len(key) < 4 or root(("PERSON", key)) != ("PERSON", key):
-                continue
-            owners = {
-                owner
-                for name, roots in first_names.items()
-                if name.endswith(key) and len(name) >= len(key) + 3
-                for owner in roots
-            }
-            if len(owners) == 1:
-                join(("PERSON", key), next(iter(owners)))
+        join_short_forms(4, 3, ends=True)
         # "kupic zosi" in lowercase writing: NER's two-word person whose one word is the inflected
         # form of a known name ("zosi" of "zosia") and whose other word no text writes anywhere else
         singles = {key for key in people if " " not in key and len(key) >= 4}
