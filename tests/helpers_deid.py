@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dataset_builder.detectors import Entity
+from dataset_builder.resolver import ParticipantRedactor
 
-__all__ = ["RARE", "FixedNer", "RareVocab", "VocabNer", "rare"]
+__all__ = ["RARE", "FixedNer", "RareVocab", "VocabNer", "learnt_redactor", "rare"]
 
 
 class FixedNer:
@@ -60,3 +61,12 @@ class VocabNer(FixedNer):
     def __call__(self, texts: Sequence[str]) -> list[list[Entity]]:
         self.seen += list(texts)
         return super().__call__(texts)
+
+
+def learnt_redactor(spans: list[tuple[str, str, str]], texts: Sequence[str] = ()) -> ParticipantRedactor:
+    """A redactor that learnt ``(surface, kind, source)`` mentions (and noted ``texts``)."""
+    redactor = ParticipantRedactor()
+    for text in texts:
+        redactor.note_text(text)
+    redactor.learn([Entity(0, len(s), kind, s, source) for s, kind, source in spans])
+    return redactor

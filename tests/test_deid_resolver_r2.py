@@ -11,7 +11,6 @@ import pytest
 from dataset_builder.deidentify import deidentify_records
 from dataset_builder.detectors import Entity
 from dataset_builder.resolver import (
-    ParticipantRedactor,
     _attached,
     _code_of,
     _longer_form,
@@ -23,21 +22,13 @@ from dataset_builder.resolver import (
     user_names,
 )
 from tests.helpers_deid import FixedNer
+from tests.helpers_deid import learnt_redactor as _redactor
 from tests.helpers_records import raw_preference_record
 
 
 def _span(text: str, surface: str, kind: str = "PERSON", source: str = "ner") -> Entity:
     start = text.index(surface)
     return Entity(start, start + len(surface), kind, surface, source)
-
-
-def _redactor(spans: list[tuple[str, str, str]], texts: list[str] = ()) -> ParticipantRedactor:
-    """A redactor that learnt ``(surface, kind, source)`` mentions (and noted ``texts``)."""
-    redactor = ParticipantRedactor()
-    for text in texts:
-        redactor.note_text(text)
-    redactor.learn([Entity(0, len(s), kind, s, source) for s, kind, source in spans])
-    return redactor
 
 
 # names the texts tie together

@@ -17,15 +17,7 @@ from dataset_builder.resolver import (
     possessive_pieces,
     tied_names,
 )
-
-
-def _redactor(spans: list[tuple[str, str, str]], texts: list[str] = ()) -> ParticipantRedactor:
-    """A redactor that learnt ``(surface, kind, source)`` mentions (and noted ``texts``)."""
-    redactor = ParticipantRedactor()
-    for text in texts:
-        redactor.note_text(text)
-    redactor.learn([Entity(0, len(s), kind, s, source) for s, kind, source in spans])
-    return redactor
+from tests.helpers_deid import learnt_redactor as _redactor
 
 
 def _placeholder(redactor: ParticipantRedactor, text: str, surface: str, kind: str = "PERSON") -> str:
