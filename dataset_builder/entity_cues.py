@@ -284,6 +284,8 @@ def find_lowercase_people(text: str) -> list[Entity]:
 _KIN_WORDS = """tante oncle tia tío tía tio auntie aunty aunt uncle abuela abuelo nonna nonno oma opa lola
 lolo tita tito mzee kuya babcia dziadek bunica yiayia pappou gogo mormor morfar farmor farfar""".split()
 _KIN_TITLES = frozenset(_KIN_WORDS)
+#: The kinship titles that are also relation words ("uncle", "aunt"), whose name the relation rule finds.
+_RELATION_TITLE = re.compile(rf"(?:{RELATION_WORDS})", _I)
 #: Titles written in lowercase before a name in lowercase: English honorifics and clergy, and forms
 #: of address of other languages ("mr thabo ndlovu", "pastor will asked", "frau berger", "oma liesl";
 #: a capitalised title is NER's). Not "ms" (Microsoft, multiple sclerosis) nor the address words that
@@ -350,8 +352,8 @@ def find_titled_people(text: str) -> list[Entity]:
         start = m.start("v")
         end = m.start("v") + kept[-1].start() + len(_fold_word(kept[-1].group(0)))
         kin = m.group("t").lower() in _KIN_TITLES
-        if kin and _POSSESSED.search(text, 0, m.start()):
-            continue  # "my uncle bought…": a relation word, the relation rule's
+        if kin and _RELATION_TITLE.fullmatch(m.group("t")) and _POSSESSED.search(text, 0, m.start()):
+            continue  # "my uncle bought…": a relation word, the relation rule's ("my oma liesl" is not)
         if (_KIN_OBJECT_AFTER if kin else _OBJECT_AFTER).match(text, end):
             continue  # "uncle bought a car", "dr fixed my knee", "sir thanks a lot": a verb, not a name
         if kin and re.fullmatch(r"[a-z]{3,}ed", _fold_word(kept[0].group(0))):

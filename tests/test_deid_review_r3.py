@@ -70,3 +70,25 @@ def test_a_host_named_organisation_is_kept_though_the_participant_writes_its_wor
 )
 def test_no_titled_person_in_a_romance_phrase_or_after_a_possessive(text: str) -> None:
     assert find_titled_people(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("my oma liesl turns 85 in may", "liesl"),  # "oma" is no relation word: no other rule finds her
+        ("our nonna rosa turns 90 soon", "rosa"),
+        ("for my abuela carmen", "carmen"),
+    ],
+)
+def test_a_possessive_before_a_kinship_title_that_is_no_relation_word_keeps_the_name(
+    text: str, name: str
+) -> None:
+    assert [e.text for e in find_titled_people(text)] == [name]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["my abuela cooks every sunday", "my oma loves gardening", "our nonna always says so", "my oma's garden"],
+)
+def test_a_possessive_kinship_title_and_a_verb_is_no_name(text: str) -> None:
+    assert find_titled_people(text) == []
