@@ -620,7 +620,7 @@ _GREETED = re.compile(
     rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[,!]",
     _I,
 )
-#: A closing and a name ending the text on the same line ("… on Sunday! Love, Migs").
+#: A closing and a name ending a line of the text ("… on Sunday! Love, Migs", also before a "P.S." line).
 _INLINE_SIGN_OFF = re.compile(
     r"(?:(?<=[.!?])[ \t]+|^)(?:thanks|thank\s+you|regards|best|cheers|love|xo|xx|hugs|besos|beijos|"
     r"abrazos|bisous|kisses|ingat|salamat|danke|merci|gracias|grazie|obrigad[oa]|dzi[eę]kuj[eę]|pozdrawiam|"
@@ -638,8 +638,8 @@ _NOT_ADDRESSEE = frozenset(
 
 
 def find_greeted_people(text: str) -> list[Entity]:
-    """The capitalised name after a greeting ("Hi Kasia, …", "Dear Ana!") and before a closing
-    that ends the text on its line ("… see you Sunday! Love, Migs"); not "Hi Team", "Dear Sir",
+    """The capitalised name after a greeting ("Hi Kasia, …", "Dear Ana!") and after a closing
+    at the end of a line ("… see you Sunday! Love, Migs"); not "Hi Team", "Dear Sir",
     a relation word ("Hi Mum") or a word that is never a name."""
     found = []
     for pattern in (_GREETED, _INLINE_SIGN_OFF):
