@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from mirage_bench.commands import fail
-from mirage_bench.dataset_builder.ner_models import DEFAULT_SPACY_MODEL
+from mirage_bench.dataset_builder.ner_models import DEFAULT_SPACY_MODEL, recognizer_for
 from mirage_bench.repo_ids import DATASET_REPO_ID
 
 #: The ``--spacy-model`` help of both commands that run the recognizer.
@@ -22,16 +22,12 @@ _SPACY_MODEL_HELP = (
 
 
 def _recognizer(ner: str, spacy_model: str):  # noqa: ANN202 - returns a Recognizer or None
-    from mirage_bench.dataset_builder.detectors import SpacyRecognizer, UnionRecognizer
-
     if ner == "none":
         return None
     if ner != "spacy":
         raise typer.BadParameter(f"--ner must be 'spacy' or 'none', not {ner!r}")
     try:
-        members = [SpacyRecognizer(name.strip()) for name in spacy_model.split("+")]
-        # "a+b": the union of the pipelines' entities
-        return (members[0] if len(members) == 1 else UnionRecognizer(*members)).load()
+        return recognizer_for(spacy_model).load()
     except RuntimeError as exc:
         typer.echo(f"error: {exc} (or pass --ner none to screen with patterns and gazetteers only)", err=True)
         raise typer.Exit(2) from exc
