@@ -625,6 +625,19 @@ class ParticipantRedactor:
                 self.evidence[(entity.kind, key)].add(entity.source)
                 self._resolved = False
 
+    def _address_labels(self, separators: str) -> set[str]:
+        """The pieces of six letters or more of the participant's web addresses, handles and email
+        addresses, split wherever ``separators`` (a regular expression) matches: with
+        ``[^\\w-]+`` a hyphenated label stays whole ("pepper-mango"), with ``[^\\w]+`` it falls
+        apart ("pepper", "mango")."""
+        return {
+            piece
+            for kind, key in self.mentions
+            if kind in ("URL", "HANDLE", "EMAIL")
+            for piece in re.split(separators, canonical(kind, key))
+            if len(piece) >= 6
+        }
+
     def _label_mentions(self) -> dict[tuple[str, str], str]:
         """The mentions with each surface's kind settled by its evidence.
 
@@ -669,13 +682,7 @@ class ParticipantRedactor:
         firsts = {t[0] for t in full_names}
         all_orgs = {key for kind, key in self.mentions if kind == "ORGANIZATION"}
         places = [key for kind, key in self.mentions if kind == "LOCATION"]
-        labels = {
-            piece
-            for kind, key in self.mentions
-            if kind in ("URL", "HANDLE", "EMAIL")
-            for piece in re.split(r"[^\w-]+", canonical(kind, key))
-            if len(piece) >= 6
-        }
+        labels = self._address_labels(r"[^\w-]+")
         cued_firsts = {k.split()[0] for kind, k in cued if kind == "PERSON" and " " in k}
         cued_single = {k for kind, k in cued if kind == "PERSON" and " " not in k}
         self._titled.clear()
@@ -1346,13 +1353,7 @@ class ParticipantRedactor:
         and Mango" beside "@peppermango"). The joined span is an organisation when either is."""
         if len(spans) < 2:
             return spans
-        labels = {
-            piece
-            for kind, key in self.mentions
-            if kind in ("URL", "HANDLE", "EMAIL")
-            for piece in re.split(r"[^\w]+", canonical(kind, key))
-            if len(piece) >= 6
-        }
+        labels = self._address_labels(r"[^\w]+")
         out = [spans[0]]
         for span in spans[1:]:
             prev = out[-1]
