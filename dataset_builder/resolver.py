@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .detectors import (
+    EVERYDAY_FIRST_NAMES,
     RELATION_WORDS,
     Entity,
     _stop_words,
@@ -68,10 +69,9 @@ _NAME_PART_STOP = frozenset(
 )
 #: First names that are also everyday words: matched in lowercase never, at a sentence start
 #: before a determiner or pronoun never ("Will the gym…", "May I…", "Grace period").
-_COMMON_WORD_NAMES = frozenset(
-    """will may june april august grace rose mark bill art pat ruby jack frank hope joy faith summer
-    rich sandy penny holly ivy lily daisy iris amber jade chase dawn drew gene guy ray max victor cliff
-    brook sky go rust""".split()
+_COMMON_WORD_NAMES = frozenset(EVERYDAY_FIRST_NAMES) | frozenset(
+    """june april august art summer rich sandy penny holly ivy lily daisy iris amber jade chase gene
+    guy victor cliff brook sky go rust""".split()
 )
 _FUNCTION_NEXT = re.compile(
     r"\s+(?:the|a|an|i|you|we|he|she|it|they|this|that|these|those|my|your|our|his|her|their|be|not)\b",
