@@ -34,7 +34,7 @@ from .detectors import (
     public_mention,
     resolve_overlaps,
 )
-from .entity_cues import _DETERMINER_BEFORE
+from .entity_cues import _DETERMINER_BEFORE, CLOSINGS
 from .public import anchored_place, country_names, trip_destination
 
 __all__ = ["ParticipantRedactor", "canonical", "possessive_pieces", "tied_names", "user_names"]
@@ -313,10 +313,21 @@ _ALSO_CALLED = re.compile(
 #: nickname of the person just named (or of the participant).
 _CALLS = re.compile(r"\b(?:calls?|called)\s+(?P<who>her|him|them|me)\s+", re.IGNORECASE)
 #: The closing words of a message right before the writer's name ("Love, Migs", "Cheers,\nLiam").
+_SIGN_OFF_CLOSINGS = CLOSINGS + (
+    r"best\s+wishes",
+    r"kind\s+regards",
+    "warmly",
+    "sincerely",
+    "gr[üu](?:ß|ss)e",
+    "pozdrawiam",
+    "salamat",
+    "ciao",
+    "bisous",
+    "xx+",
+    "xoxo",
+)
 _SIGN_OFF = re.compile(
-    r"(?:^|[.!?\n]\s*|\s)(?:love|cheers|regards|best|best\s+wishes|kind\s+regards|warmly|sincerely|thanks|"
-    r"thank\s+you|obrigad[ao]|gracias|saludos|gr[üu](?:ß|ss)e|pozdrawiam|salamat|ciao|bisous|xx+|xoxo)"
-    r"\s*[,!]?\s*$",
+    rf"(?:^|[.!?\n]\s*|\s)(?:{'|'.join(_SIGN_OFF_CLOSINGS)})\s*[,!]?\s*$",
     re.IGNORECASE,
 )
 #: A quoted word between two words of a name ("aarav 'bunty' kulkarni").

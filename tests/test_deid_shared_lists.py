@@ -33,3 +33,48 @@ def test_everyday_name_pattern_takes_the_same_names() -> None:
     for word in sorted(_OLD_COMMON_WORD_NAMES | {"willa", "mayor", "bob"}):
         assert bool(pattern.fullmatch(f"{word} f")) is (word in _OLD_EVERYDAY_NAME), word
     assert pattern.match("will be") is None  # the everyday verb phrase stays out
+
+
+#: The closings of the three sign-off patterns as they were written out before they shared a base.
+_OLD_SIGN_OFF = {
+    *r"thanks thank\s+you many\s+thanks regards kind\s+regards best\s+regards warm\s+regards".split(),
+    *r"best best\s+wishes cheers love sincerely yours\s+sincerely yours warmly all\s+the\s+best".split(),
+    *r"take\s+care talk\s+soon xo xx merci danke gracias obrigad[oa] saludos cordialement".split(),
+    *r"liebe\s+grüße viele\s+grüße grüße".split(),
+}
+_OLD_INLINE_SIGN_OFF = set(
+    r"""thanks thank\s+you regards best cheers love xo xx hugs besos beijos abrazos bisous kisses ingat
+    salamat danke merci gracias grazie obrigad[oa] dzi[eę]kuj[eę] pozdrawiam saludos gr[üu](?:ß|ss)e
+    tack bedankt groetjes""".split()
+)
+#: (The resolver wrote "obrigad[ao]": the same two words as the base's "obrigad[oa]".)
+_OLD_RESOLVER_SIGN_OFF = set(
+    r"""love cheers regards best best\s+wishes kind\s+regards warmly sincerely thanks thank\s+you
+    obrigad[oa] gracias saludos gr[üu](?:ß|ss)e pozdrawiam salamat ciao bisous xx+ xoxo""".split()
+)
+
+
+def test_closings_are_the_old_lists() -> None:
+    from dataset_builder import entity_cues, resolver
+
+    for new, old in (
+        (entity_cues._SIGN_OFF_CLOSINGS, _OLD_SIGN_OFF),
+        (entity_cues._INLINE_CLOSINGS, _OLD_INLINE_SIGN_OFF),
+        (resolver._SIGN_OFF_CLOSINGS, _OLD_RESOLVER_SIGN_OFF),
+    ):
+        assert len(new) == len(set(new)), new  # no closing written twice in one list
+        assert set(new) == old
+        assert set(entity_cues.CLOSINGS) <= set(new)
+
+
+def test_sign_off_patterns_take_their_closings() -> None:
+    from dataset_builder.entity_cues import _INLINE_SIGN_OFF, _SIGN_OFF
+    from dataset_builder.resolver import _SIGN_OFF as _RESOLVER_SIGN_OFF
+
+    assert _SIGN_OFF.search("See you then.\nBest wishes,\nAna Lima").group("v") == "Ana Lima"
+    assert _SIGN_OFF.search("See you then.\nCordialement\nAna") is not None
+    assert _SIGN_OFF.search("See you then.\nHugs,\nAna") is None  # inline only
+    assert _INLINE_SIGN_OFF.search("See you Sunday! Hugs, Ana").group("v") == "Ana"
+    assert _INLINE_SIGN_OFF.search("See you Sunday! Cordialement, Ana") is None
+    assert _RESOLVER_SIGN_OFF.search("see you then. kind regards,") is not None
+    assert _RESOLVER_SIGN_OFF.search("see you then. hugs,") is None
