@@ -34,6 +34,7 @@ from .public import public_mention
 
 __all__ = [
     "CLOSINGS",
+    "GREETINGS",
     "NEVER_NAMES",
     "domain_labels",
     "extend_place_parts",
@@ -648,10 +649,25 @@ def find_signed_people(text: str) -> list[Entity]:
     return found
 
 
+#: Greetings before the addressee's name, plain lowercase words: the base that ``_GREETED``, the
+#: resolver's ``_SALUTATION`` and the de-identifier's ``_GREETINGS`` each extend with their own.
+GREETINGS: tuple[str, ...] = ("hi", "hello", "hey", "dear", "hej", "hallo", "hola", "ciao", "bonjour")
+#: The greetings of a greeted name, as regular-expression alternatives.
+_GREETED_WORDS = GREETINGS + (
+    "hoi",
+    "ol[aá]",
+    "salut",
+    "servus",
+    "moin",
+    "ahoj",
+    "cze[sś][cć]",
+    "szia",
+    "merhaba",
+    r"kia\s+ora",
+)
 #: A greeting before a capitalised name and a comma or "!" ("Hi Kasia, magst du …", "Dear Ana!").
 _GREETED = re.compile(
-    r"(?:^|\n|(?<=[.!?:]\s))[ \t]*(?:hi|hello|hey|dear|hej|hallo|hoi|hola|ol[aá]|ciao|salut|bonjour|"
-    r"servus|moin|ahoj|cze[sś][cć]|szia|merhaba|kia\s+ora)[ \t]+"
+    rf"(?:^|\n|(?<=[.!?:]\s))[ \t]*(?:{'|'.join(_GREETED_WORDS)})[ \t]+"
     rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[,!]",
     _I,
 )

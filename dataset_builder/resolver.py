@@ -34,7 +34,7 @@ from .detectors import (
     public_mention,
     resolve_overlaps,
 )
-from .entity_cues import _DETERMINER_BEFORE, CLOSINGS
+from .entity_cues import _DETERMINER_BEFORE, CLOSINGS, GREETINGS
 from .public import anchored_place, country_names, trip_destination
 
 __all__ = ["ParticipantRedactor", "canonical", "possessive_pieces", "tied_names", "user_names"]
@@ -253,11 +253,26 @@ _HONORIFIC_BEFORE = re.compile(
 
 #: The opening words of a letter before the addressee's name ("Dear Mr Adeleke", "Sehr geehrte Frau
 #: Brenner", "Querida Tía Rosa", "Szanowna Pani Kowalska").
-_SALUTATION = re.compile(
-    r"^(?:dear(?:est)?|hi|hello|hey|hallo|sehr\s+geehrter?|liebe[rs]?|lieber|geachte|beste|querid[oa]s?|"
-    r"estimad[oa]s?|chere|cheres|prezad[oa]|szanown[ya]|drog[ia]|"
-    r"kaere|kære|hej|bonjour|hola|ola|oi|ciao)\s+(?=\S)"
+_SALUTATION_WORDS = GREETINGS + (
+    "dearest",
+    r"sehr\s+geehrter?",
+    "liebe[rs]?",
+    "lieber",
+    "geachte",
+    "beste",
+    "querid[oa]s?",
+    "estimad[oa]s?",
+    "chere",
+    "cheres",
+    "prezad[oa]",
+    "szanown[ya]",
+    "drog[ia]",
+    "kaere",
+    "kære",
+    "ola",
+    "oi",
 )
+_SALUTATION = re.compile(rf"^(?:{'|'.join(_SALUTATION_WORDS)})\s+(?=\S)")
 _TITLE_WORD = re.compile(r"^(?:pani|pan|mr|mrs|ms|dr|prof)\.?\s+(?=\S)")
 
 

@@ -78,3 +78,48 @@ def test_sign_off_patterns_take_their_closings() -> None:
     assert _INLINE_SIGN_OFF.search("See you Sunday! Cordialement, Ana") is None
     assert _RESOLVER_SIGN_OFF.search("see you then. kind regards,") is not None
     assert _RESOLVER_SIGN_OFF.search("see you then. hugs,") is None
+
+
+#: The greetings as they were written out before they shared a base.
+_OLD_GREETED = set(
+    r"""hi hello hey dear hej hallo hoi hola ol[aá] ciao salut bonjour servus moin ahoj cze[sś][cć] szia
+    merhaba kia\s+ora""".split()
+)
+#: (The resolver wrote "dear(?:est)?": here "dear" and "dearest", the same two words.)
+_OLD_SALUTATION = set(
+    r"""dear dearest hi hello hey hallo sehr\s+geehrter? liebe[rs]? lieber geachte beste querid[oa]s?
+    estimad[oa]s? chere cheres prezad[oa] szanown[ya] drog[ia] kaere kære hej bonjour hola ola oi
+    ciao""".split()
+)
+_OLD_GREETINGS = set(
+    """hi hello hey dear hej hejsan hallo hoi hola ola ciao salve bonjour salut servus moin ahoj czesc
+    szia merhaba annyeong howdy greetings saludos abrazos besos groetjes groeten halsningar mvh cheers
+    thanks tack gracias grazie merci danke obrigado obrigada cordialmente atentamente regards bises
+    baci kisses xoxo""".split()
+)
+
+
+def test_greetings_are_the_old_lists() -> None:
+    from dataset_builder import deidentify, entity_cues, resolver
+
+    for new, old in (
+        (entity_cues._GREETED_WORDS, _OLD_GREETED),
+        (resolver._SALUTATION_WORDS, _OLD_SALUTATION),
+    ):
+        assert len(new) == len(set(new)), new
+        assert set(new) == old
+        assert set(entity_cues.GREETINGS) <= set(new)
+    assert set(deidentify._GREETINGS) == _OLD_GREETINGS
+    assert all(word.isalpha() and word.islower() for word in entity_cues.GREETINGS)
+
+
+def test_greeting_patterns_take_their_greetings() -> None:
+    from dataset_builder.entity_cues import find_greeted_people
+    from dataset_builder.resolver import canonical
+
+    assert [e.text for e in find_greeted_people("Hola Ana, qué tal?")] == ["Ana"]
+    assert [e.text for e in find_greeted_people("Servus Ana, wie geht's?")] == ["Ana"]
+    assert find_greeted_people("Dearest Ana, thank you.") == []  # a salutation only
+    assert canonical("PERSON", "dearest ana") == "ana"
+    assert canonical("PERSON", "sehr geehrte frau brenner") == "brenner"
+    assert canonical("PERSON", "servus ana") == "servus ana"  # a greeting only
