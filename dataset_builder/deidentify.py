@@ -44,7 +44,14 @@ from typing import Literal
 from mirage_bench.structs import field_values
 
 from .detectors import Entity, Recognizer, bare_street, find_patterns, generalize_date, route_names
-from .entity_cues import NEVER_NAMES, domain_labels, extend_place_parts, find_domain_names, find_nicknames
+from .entity_cues import (
+    GREETINGS,
+    NEVER_NAMES,
+    domain_labels,
+    extend_place_parts,
+    find_domain_names,
+    find_nicknames,
+)
 from .evidence import (
     acronym_or_code,
     articled_by_unaware,
@@ -483,11 +490,10 @@ _KINSHIP_BEFORE = re.compile(
 
 #: Greetings and closings of several languages: never a name, and not part of the name after them
 #: ("Hej Solrosen!", "Saludos,").
-_GREETINGS = frozenset(
-    """hi hello hey dear hej hejsan hallo hoi hola ola ciao salve bonjour salut servus moin ahoj czesc
-    szia merhaba annyeong howdy greetings saludos abrazos besos groetjes groeten halsningar mvh cheers
-    thanks tack gracias grazie merci danke obrigado obrigada cordialmente atentamente regards bises
-    baci kisses xoxo""".split()
+_GREETINGS = frozenset(GREETINGS) | frozenset(
+    """hejsan hoi ola salve salut servus moin ahoj czesc szia merhaba annyeong howdy greetings saludos
+    abrazos besos groetjes groeten halsningar mvh cheers thanks tack gracias grazie merci danke
+    obrigado obrigada cordialmente atentamente regards bises baci kisses xoxo""".split()
 )
 
 

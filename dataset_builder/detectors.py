@@ -26,6 +26,7 @@ from .public import public_mention
 __all__ = [
     "DEFAULT_SPACY_MODEL",
     "SPACY_MODEL_DISTRIBUTIONS",
+    "EVERYDAY_FIRST_NAMES",
     "RELATION_WORDS",
     "STREET_TYPE_FIRST",
     "ENTITY_KINDS",
@@ -501,12 +502,14 @@ _NOT_NAME = frozenset(
     bakes owns runs manages helps lends borrows sells buys pays earns starts started finished joins
     joined left leaves retired retires passed died""".split()
 )
+#: First names that are also everyday words ("will", "grace"): the base of ``_EVERYDAY_NAME`` here
+#: and of the resolver's wider ``_COMMON_WORD_NAMES``.
+EVERYDAY_FIRST_NAMES: tuple[str, ...] = tuple(
+    "will may grace rose mark bill pat ruby jack frank hope joy faith ray max drew dawn".split()
+)
 #: Everyday words that are also first names, after "is" a name ("user's pastor is will fontenot":
 #: "is will" is no verb phrase), when another lowercase word follows.
-_EVERYDAY_NAME = (
-    r"(?:will|may|grace|rose|mark|bill|pat|ruby|jack|frank|hope|joy|faith|ray|max|drew|dawn)"
-    r"\s+(?!(?:be|been|have|not|go|come|get)\b)[a-z]"
-)
+_EVERYDAY_NAME = rf"(?:{'|'.join(EVERYDAY_FIRST_NAMES)})" r"\s+(?!(?:be|been|have|not|go|come|get)\b)[a-z]"
 #: A possessive before a relation word ("my sister", "user's cousin", "our landlord").
 _POSSESSIVE_BEFORE = re.compile(r"(?:\b(?:my|our|your|his|her|their)|'s)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
 _RELATION_NAME = re.compile(

@@ -33,6 +33,8 @@ from .detectors import RELATION_WORDS, STREET_TYPE_FIRST, Entity, place_names
 from .public import public_mention
 
 __all__ = [
+    "CLOSINGS",
+    "GREETINGS",
     "NEVER_NAMES",
     "domain_labels",
     "extend_place_parts",
@@ -569,11 +571,45 @@ def find_appositive_people(text: str) -> list[Entity]:
 
 
 _NAME = r"(?-i:[A-Z\u00c0-\u00de\u0100-\u024f])[\w'\u00c0-\u024f-]*"
+#: Closing words of a message before the writer's name, as regular-expression alternatives: the
+#: base that the sign-off on its own line (``_SIGN_OFF``), the inline one (``_INLINE_SIGN_OFF``) and
+#: the resolver's ``_SIGN_OFF`` each extend with their own.
+CLOSINGS: tuple[str, ...] = (
+    "thanks",
+    r"thank\s+you",
+    "regards",
+    "best",
+    "cheers",
+    "love",
+    "gracias",
+    "saludos",
+    "obrigad[oa]",
+)
+#: The closings of a sign-off on its own line above the name.
+_SIGN_OFF_CLOSINGS = CLOSINGS + (
+    r"many\s+thanks",
+    r"kind\s+regards",
+    r"best\s+regards",
+    r"warm\s+regards",
+    r"best\s+wishes",
+    "sincerely",
+    r"yours\s+sincerely",
+    "yours",
+    "warmly",
+    r"all\s+the\s+best",
+    r"take\s+care",
+    r"talk\s+soon",
+    "xo",
+    "xx",
+    "merci",
+    "danke",
+    "cordialement",
+    r"liebe\s+grüße",
+    r"viele\s+grüße",
+    "grüße",
+)
 _SIGN_OFF = re.compile(
-    r"(?:^|\n)[ \t]*(?:thanks|thank\s+you|many\s+thanks|regards|kind\s+regards|best\s+regards|"
-    r"warm\s+regards|best(?:\s+wishes)?|cheers|love|sincerely|yours\s+sincerely|yours|warmly|"
-    r"all\s+the\s+best|take\s+care|talk\s+soon|xo|xx|merci|danke|gracias|obrigad[oa]|"
-    r"saludos|cordialement|liebe\s+grüße|viele\s+grüße|grüße)[ \t]*[,!.]?[ \t]*\n+[ \t]*"
+    rf"(?:^|\n)[ \t]*(?:{'|'.join(_SIGN_OFF_CLOSINGS)})[ \t]*[,!.]?[ \t]*\n+[ \t]*"
     rf"(?P<v>{_NAME}(?:[ \t]+{_NAME}){{0,2}})[ \t]*(?=$|\n|[,(])",
     _I,
 )
@@ -613,18 +649,52 @@ def find_signed_people(text: str) -> list[Entity]:
     return found
 
 
+#: Greetings before the addressee's name, plain lowercase words: the base that ``_GREETED``, the
+#: resolver's ``_SALUTATION`` and the de-identifier's ``_GREETINGS`` each extend with their own.
+GREETINGS: tuple[str, ...] = ("hi", "hello", "hey", "dear", "hej", "hallo", "hola", "ciao", "bonjour")
+#: The greetings of a greeted name, as regular-expression alternatives.
+_GREETED_WORDS = GREETINGS + (
+    "hoi",
+    "ol[aá]",
+    "salut",
+    "servus",
+    "moin",
+    "ahoj",
+    "cze[sś][cć]",
+    "szia",
+    "merhaba",
+    r"kia\s+ora",
+)
 #: A greeting before a capitalised name and a comma or "!" ("Hi Kasia, magst du …", "Dear Ana!").
 _GREETED = re.compile(
-    r"(?:^|\n|(?<=[.!?:]\s))[ \t]*(?:hi|hello|hey|dear|hej|hallo|hoi|hola|ol[aá]|ciao|salut|bonjour|"
-    r"servus|moin|ahoj|cze[sś][cć]|szia|merhaba|kia\s+ora)[ \t]+"
+    rf"(?:^|\n|(?<=[.!?:]\s))[ \t]*(?:{'|'.join(_GREETED_WORDS)})[ \t]+"
     rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[,!]",
     _I,
 )
 #: A closing and a name ending a line of the text ("… on Sunday! Love, Migs", also before a "P.S." line).
+_INLINE_CLOSINGS = CLOSINGS + (
+    "xo",
+    "xx",
+    "hugs",
+    "besos",
+    "beijos",
+    "abrazos",
+    "bisous",
+    "kisses",
+    "ingat",
+    "salamat",
+    "danke",
+    "merci",
+    "grazie",
+    "dzi[eę]kuj[eę]",
+    "pozdrawiam",
+    "gr[üu](?:ß|ss)e",
+    "tack",
+    "bedankt",
+    "groetjes",
+)
 _INLINE_SIGN_OFF = re.compile(
-    r"(?:(?<=[.!?])[ \t]+|^)(?:thanks|thank\s+you|regards|best|cheers|love|xo|xx|hugs|besos|beijos|"
-    r"abrazos|bisous|kisses|ingat|salamat|danke|merci|gracias|grazie|obrigad[oa]|dzi[eę]kuj[eę]|pozdrawiam|"
-    r"saludos|gr[üu](?:ß|ss)e|tack|bedankt|groetjes)[ \t]*,[ \t]*"
+    rf"(?:(?<=[.!?])[ \t]+|^)(?:{'|'.join(_INLINE_CLOSINGS)})[ \t]*,[ \t]*"
     rf"(?P<v>{_NAME}(?:[ \t]+{_NAME})?)[ \t]*[.!]?[ \t]*[\"'\u201d\u2019]?[ \t]*(?=\n|$)",
     _I,
 )

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .detectors import (
+    EVERYDAY_FIRST_NAMES,
     RELATION_WORDS,
     Entity,
     _stop_words,
@@ -33,7 +34,7 @@ from .detectors import (
     public_mention,
     resolve_overlaps,
 )
-from .entity_cues import _DETERMINER_BEFORE
+from .entity_cues import _DETERMINER_BEFORE, CLOSINGS, GREETINGS
 from .public import anchored_place, country_names, trip_destination
 
 __all__ = ["ParticipantRedactor", "canonical", "possessive_pieces", "tied_names", "user_names"]
@@ -68,10 +69,9 @@ _NAME_PART_STOP = frozenset(
 )
 #: First names that are also everyday words: matched in lowercase never, at a sentence start
 #: before a determiner or pronoun never ("Will the gym…", "May I…", "Grace period").
-_COMMON_WORD_NAMES = frozenset(
-    """will may june april august grace rose mark bill art pat ruby jack frank hope joy faith summer
-    rich sandy penny holly ivy lily daisy iris amber jade chase dawn drew gene guy ray max victor cliff
-    brook sky go rust""".split()
+_COMMON_WORD_NAMES = frozenset(EVERYDAY_FIRST_NAMES) | frozenset(
+    """june april august art summer rich sandy penny holly ivy lily daisy iris amber jade chase gene
+    guy victor cliff brook sky go rust""".split()
 )
 _FUNCTION_NEXT = re.compile(
     r"\s+(?:the|a|an|i|you|we|he|she|it|they|this|that|these|those|my|your|our|his|her|their|be|not)\b",
@@ -253,11 +253,26 @@ _HONORIFIC_BEFORE = re.compile(
 
 #: The opening words of a letter before the addressee's name ("Dear Mr Adeleke", "Sehr geehrte Frau
 #: Brenner", "Querida Tía Rosa", "Szanowna Pani Kowalska").
-_SALUTATION = re.compile(
-    r"^(?:dear(?:est)?|hi|hello|hey|hallo|sehr\s+geehrter?|liebe[rs]?|lieber|geachte|beste|querid[oa]s?|"
-    r"estimad[oa]s?|chere|cheres|prezad[oa]|szanown[ya]|drog[ia]|"
-    r"kaere|kære|hej|bonjour|hola|ola|oi|ciao)\s+(?=\S)"
+_SALUTATION_WORDS = GREETINGS + (
+    "dearest",
+    r"sehr\s+geehrter?",
+    "liebe[rs]?",
+    "lieber",
+    "geachte",
+    "beste",
+    "querid[oa]s?",
+    "estimad[oa]s?",
+    "chere",
+    "cheres",
+    "prezad[oa]",
+    "szanown[ya]",
+    "drog[ia]",
+    "kaere",
+    "kære",
+    "ola",
+    "oi",
 )
+_SALUTATION = re.compile(rf"^(?:{'|'.join(_SALUTATION_WORDS)})\s+(?=\S)")
 _TITLE_WORD = re.compile(r"^(?:pani|pan|mr|mrs|ms|dr|prof)\.?\s+(?=\S)")
 
 
@@ -313,10 +328,21 @@ _ALSO_CALLED = re.compile(
 #: nickname of the person just named (or of the participant).
 _CALLS = re.compile(r"\b(?:calls?|called)\s+(?P<who>her|him|them|me)\s+", re.IGNORECASE)
 #: The closing words of a message right before the writer's name ("Love, Migs", "Cheers,\nLiam").
+_SIGN_OFF_CLOSINGS = CLOSINGS + (
+    r"best\s+wishes",
+    r"kind\s+regards",
+    "warmly",
+    "sincerely",
+    "gr[üu](?:ß|ss)e",
+    "pozdrawiam",
+    "salamat",
+    "ciao",
+    "bisous",
+    "xx+",
+    "xoxo",
+)
 _SIGN_OFF = re.compile(
-    r"(?:^|[.!?\n]\s*|\s)(?:love|cheers|regards|best|best\s+wishes|kind\s+regards|warmly|sincerely|thanks|"
-    r"thank\s+you|obrigad[ao]|gracias|saludos|gr[üu](?:ß|ss)e|pozdrawiam|salamat|ciao|bisous|xx+|xoxo)"
-    r"\s*[,!]?\s*$",
+    rf"(?:^|[.!?\n]\s*|\s)(?:{'|'.join(_SIGN_OFF_CLOSINGS)})\s*[,!]?\s*$",
     re.IGNORECASE,
 )
 #: A quoted word between two words of a name ("aarav 'bunty' kulkarni").
@@ -625,6 +651,19 @@ class ParticipantRedactor:
                 self.evidence[(entity.kind, key)].add(entity.source)
                 self._resolved = False
 
+    def _address_labels(self, separators: str) -> set[str]:
+        """The pieces of six letters or more of the participant's web addresses, handles and email
+        addresses, split wherever ``separators`` (a regular expression) matches: with
+        ``[^\\w-]+`` a hyphenated label stays whole ("pepper-mango"), with ``[^\\w]+`` it falls
+        apart ("pepper", "mango")."""
+        return {
+            piece
+            for kind, key in self.mentions
+            if kind in ("URL", "HANDLE", "EMAIL")
+            for piece in re.split(separators, canonical(kind, key))
+            if len(piece) >= 6
+        }
+
     def _label_mentions(self) -> dict[tuple[str, str], str]:
         """The mentions with each surface's kind settled by its evidence.
 
@@ -669,13 +708,7 @@ class ParticipantRedactor:
         firsts = {t[0] for t in full_names}
         all_orgs = {key for kind, key in self.mentions if kind == "ORGANIZATION"}
         places = [key for kind, key in self.mentions if kind == "LOCATION"]
-        labels = {
-            piece
-            for kind, key in self.mentions
-            if kind in ("URL", "HANDLE", "EMAIL")
-            for piece in re.split(r"[^\w-]+", canonical(kind, key))
-            if len(piece) >= 6
-        }
+        labels = self._address_labels(r"[^\w-]+")
         cued_firsts = {k.split()[0] for kind, k in cued if kind == "PERSON" and " " in k}
         cued_single = {k for kind, k in cued if kind == "PERSON" and " " not in k}
         self._titled.clear()
@@ -1346,13 +1379,7 @@ class ParticipantRedactor:
         and Mango" beside "@peppermango"). The joined span is an organisation when either is."""
         if len(spans) < 2:
             return spans
-        labels = {
-            piece
-            for kind, key in self.mentions
-            if kind in ("URL", "HANDLE", "EMAIL")
-            for piece in re.split(r"[^\w]+", canonical(kind, key))
-            if len(piece) >= 6
-        }
+        labels = self._address_labels(r"[^\w]+")
         out = [spans[0]]
         for span in spans[1:]:
             prev = out[-1]
