@@ -428,6 +428,7 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
     by_participant: dict[str, list[RawPreferenceRecord]] = defaultdict(list)
     for record in records:
         by_participant[record.participant_id].append(record)
+    lexicon = PUBLIC_SERVICES | PUBLIC_ENTITIES | {k for k in PUBLIC_AGENCIES if len(k) > 3}
     for pid, group in by_participant.items():
         own = [t for r in group for name, t in texts_of(r) if not name.startswith("response")]
         own += [t for r in group for t in (*r.event_memories, *r.participant_profile.values(), r.note or "")]
@@ -436,7 +437,6 @@ def _lowercase_words(records: Sequence[RawPreferenceRecord]) -> dict[str, set[st
         spelled = spelled_acronyms(own, unaware, everything)
         words[pid] |= spelled | unaware_names(own, unaware) | articled_by_unaware(unaware, everything)
         # a rival offered beside a public name ("is kvz or dorna cheaper")
-        lexicon = PUBLIC_SERVICES | PUBLIC_ENTITIES | {k for k in PUBLIC_AGENCIES if len(k) > 3}
         words[pid] |= alternatives(everything, spelled | lexicon)
     return words
 
@@ -660,6 +660,7 @@ def deidentify_records(
     if recognizer is not None and found:  # places typed in lowercase, found on a truecased copy
         found = truecased_entities(found, recognizer, stop=NEVER_NAMES)
     ner = [found.get(text, []) for _, _, text in jobs]
+    jobs_by_pid = _jobs_by_participant(jobs)  # the jobs are fixed from here on
     detected: dict[str, list[Entity]] = {}
     redactors: dict[str, ParticipantRedactor] = defaultdict(ParticipantRedactor)
     for pid, group in by_participant.items():
@@ -742,7 +743,7 @@ def deidentify_records(
                     employers[pid].add(key)
     # a sight or destination the participant names as a trip's, never near a home, family or work
     # ("a trip to petra", "2 days for Wadi Rum") is public for them (see public.trip_places)
-    for pid, jobs_of in _jobs_by_participant(jobs).items():
+    for pid, jobs_of in jobs_by_pid.items():
         name_parts = {part for key in persons[pid] for part in key.split()}
         public[pid] |= trip_places([text for _, _, text in jobs_of], place_keys[pid] - name_parts)
     for pid in public:
@@ -752,7 +753,7 @@ def deidentify_records(
     # a one-word "person" written after an article anywhere in the participant's texts, also where
     # NER did not label it ("the Elterngeld thing"), unless a cue names it a person or it is a word
     # of a longer name
-    for pid, jobs_of in _jobs_by_participant(jobs).items():
+    for pid, jobs_of in jobs_by_pid.items():
         name_parts = {part for key in persons[pid] if " " in key for part in key.split()}
         candidates = {key for key in persons[pid] if " " not in key} - name_parts - cued_persons[pid]
         articled[pid] |= articled_words([text for _, _, text in jobs_of], candidates)
@@ -769,13 +770,13 @@ def deidentify_records(
     common = _lowercase_words(records)
     # the participant's own words: what a model-written response can have learnt from them
     own = {
-        pid: own_words(text for (p, slot, text) in jobs if p == pid and not _is_response(slot))
+        pid: own_words(text for (_, slot, text) in jobs_by_pid[pid] if not _is_response(slot))
         for pid in by_participant
     }
     # a date the memory-free response names that none of the participant's own texts carries is
     # general knowledge ("the filing deadline is 30 June"), in both responses of that record
     own_text = {
-        pid: " ".join(text for (p, slot, text) in jobs if p == pid and not _is_response(slot))
+        pid: " ".join(text for (_, slot, text) in jobs_by_pid[pid] if not _is_response(slot))
         for pid in by_participant
     }
     general_dates: dict[str, set[tuple[str, tuple[int, ...]]]] = defaultdict(set)
@@ -803,6 +804,7 @@ def deidentify_records(
             }
             for name in ("response_with_memory", "response_without_memory"):
                 general_streets[f"{record.record_id}\0{name}"] = keys
+    public_not_ner = {pid: public[pid] - ner_public[pid] for pid in by_participant}
     ner_raw: dict[str, list[Entity]] = {}
     combined: dict[str, list[tuple[str, list[Entity]]]] = defaultdict(list)
     for (pid, slot, text), ner_entities in zip(jobs, ner, strict=True):
@@ -865,9 +867,7 @@ def deidentify_records(
             e
             for e in cued
             if e.source not in _OVERRIDABLE_SOURCES
-            or not _public_key(
-                _key(e.text), public[pid] - ner_public[pid] if e.source == "orgtype" else public[pid]
-            )
+            or not _public_key(_key(e.text), public_not_ner[pid] if e.source == "orgtype" else public[pid])
         ]
         entities = _combine(text, cued, ner_entities)
         redactors[pid].learn(entities)
@@ -898,11 +898,23 @@ def deidentify_records(
         - PUBLIC_ENTITIES
         - PUBLIC_SERVICES
         - public[pid]
-        for pid, jobs_of in _jobs_by_participant(jobs).items()
+        for pid, jobs_of in jobs_by_pid.items()
     }  # not a platform's own name ("github.com/ana" names ana, not github)
+    # the keys of one kind the participant's gazetteer holds, rebuilt only when it has grown (its
+    # mentions are only ever added to, so an unchanged size is an unchanged set)
+    kind_keys: dict[tuple[str, str], tuple[int, set[str]]] = {}
+
+    def keys_of(pid: str, kind: str) -> set[str]:
+        mentions = redactors[pid].mentions
+        size, keys = kind_keys.get((pid, kind), (-1, set()))
+        if size != len(mentions):
+            keys = {key for k, key in mentions if k == kind}
+            kind_keys[(pid, kind)] = (len(mentions), keys)
+        return keys
+
     for pid, slot, text in jobs:
         if slot:
-            places = {key for kind, key in redactors[pid].mentions if kind == "LOCATION"}
+            places = keys_of(pid, "LOCATION")
             detected[slot] = extend_place_parts(text, detected[slot], places)
             detected[slot] = find_domain_names(text, detected[slot], labels[pid])
             redactors[pid].learn([e for e in detected[slot] if e.source in ("domain", "placepart")])
@@ -910,7 +922,7 @@ def deidentify_records(
     for pid, slot, text in jobs:
         if not slot:
             continue
-        known = {key for kind, key in redactors[pid].mentions if kind == "PERSON"}
+        known = keys_of(pid, "PERSON")
         extended = detected[slot]
         if rare is not None:  # "denise okonkwo" beside a known "Denise"; "a party in kilimani"
             extended = extend_known_names(text, extended, known, rare, stop=NEVER_NAMES)

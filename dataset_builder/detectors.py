@@ -1162,14 +1162,15 @@ class SpacyRecognizer:
         copies = [emoji_as_stops(text) for text in texts]
         for original, doc in zip(texts, self._nlp.pipe(copies, batch_size=self.batch_size), strict=True):
             entities: list[Entity] = []
-            cased = bool(_CASED.search(doc.text))
+            text = doc.text  # spaCy joins the tokens anew on every read of Doc.text
+            cased = bool(_CASED.search(text))
             covered = 0  # the end of a span extended over the model's next entity
             for ent in doc.ents:
                 kind = _NER_KINDS.get(ent.label_) or ("PUBLIC" if ent.label_ in _PUBLIC_LABELS else None)
                 surface = ent.text.strip(" .,;:'\"()")
                 if kind is None or len(surface) < 2 or _PLACEHOLDER.search(ent.text):
                     continue
-                if kind == "PUBLIC" and _placed(doc.text, ent.start_char, ent.end_char, ent.label_):
+                if kind == "PUBLIC" and _placed(text, ent.start_char, ent.end_char, ent.label_):
                     kind = "LOCATION"  # "at the Barras market", "from Lekki Phase 1": a place
                 elif kind == "PUBLIC" and any(c.isdigit() for c in surface):
                     continue  # spaCy calls some ID numbers and addresses products
@@ -1181,7 +1182,7 @@ class SpacyRecognizer:
                     and not any(token.tag_ in ("NNP", "NNPS") for token in ent)
                 ):
                     continue  # a sentence-initial common word ("Gift ideas…", "Cook a meal…")
-                if start_mid_word(doc.text, ent.start_char):
+                if start_mid_word(text, ent.start_char):
                     continue  # "g protein" of "140g protein": a span that starts inside a word
                 if cased and surface.islower():
                     continue  # a writer who capitalises wrote a common phrase ("al pastor tacos")
@@ -1196,20 +1197,20 @@ class SpacyRecognizer:
                     offset, surface = _trim_lowercase_edges(surface)
                     start += offset
                 owned = (_OWNED_TAIL if re.search(r"['\u2019]s$", surface) else _OWNED_NAME).match(
-                    doc.text, start + len(surface)
+                    text, start + len(surface)
                 )
                 if owned and kind in ("ORGANIZATION", "PERSON") and cased:
                     # "Ama's Oven", "Grey's Anatomy": the model stops at the owner, or calls the
                     # owner a person and the rest something else
-                    surface = doc.text[start : owned.end()]
+                    surface = text[start : owned.end()]
                     kind = "ORGANIZATION"
                     covered = owned.end()
                 elif kind != "PUBLIC" and len(surface) > 4 and re.search(r"['\u2019]s$", surface):
                     surface = surface[:-2]  # "mamie's", "Region Skåne's": the possessive is no part
-                district = _POSTAL_DISTRICT.match(doc.text, start + len(surface))
+                district = _POSTAL_DISTRICT.match(text, start + len(surface))
                 if district and kind == "LOCATION" and ent.label_ in ("GPE", "LOC"):
                     # "Dublin 2", "Lekki Phase 1": the district is the place
-                    surface = doc.text[start : district.end()]
+                    surface = text[start : district.end()]
                     covered = district.end()
                 if kind == "ORGANIZATION" and _PLACE_HEAD.search(surface):
                     kind = "LOCATION"  # "Kuromon Market", "Hanover Quay": a place the model calls a body
@@ -1218,14 +1219,14 @@ class SpacyRecognizer:
                 if (
                     previous is not None
                     and kind == "LOCATION"
-                    and re.fullmatch(r"\s+of\s+", doc.text[previous.end : entity.start])
+                    and re.fullmatch(r"\s+of\s+", text[previous.end : entity.start])
                     and previous.source == "ner-org"
                 ):  # "the Royal Infirmary of Edinburgh", "University of Leeds": one organisation
                     entities[-1] = Entity(
                         previous.start,
                         entity.end,
                         "ORGANIZATION",
-                        doc.text[previous.start : entity.end],
+                        text[previous.start : entity.end],
                         "ner",
                     )
                     continue
